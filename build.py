@@ -1,0 +1,158 @@
+#!/usr/bin/env python3
+"""Build the runbook: content → parse → compute → render → inline → write.
+
+    python build.py              every written document, and the contents page
+    python build.py --doc 06     one document
+    python build.py --out DIR    somewhere other than site/
+
+A fault in content stops the build with `file:line: what is wrong` and leaves site/ as it was.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import time
+from pathlib import Path
+
+from jinja2 import Environment, FileSystemLoader, StrictUndefined, select_autoescape
+from markupsafe import Markup
+
+from calc.facts import facts
+from calc.present import resolve, show
+from calc.units import Result
+from runbook import components
+from runbook.catalogue import Catalogue, read_catalogue
+from runbook.compute import compute
+from runbook.dialect import make_markdown
+from runbook.errors import ContentError
+from runbook.inline import inline_assets
+from runbook.pages import Page, read_page
+from runbook.write import write_site
+
+ROOT = Path(__file__).resolve().parent
+CSP = ("default-src 'none'; script-src 'unsafe-inline'; style-src 'unsafe-inline'; img-src data:; "
+       "font-src data:; connect-src 'none'; base-uri 'none'; form-action 'none'")
+
+
+def read(content: Path, only: str | None) -> tuple[Catalogue, list[Page]]:
+    catalogue = read_catalogue(content)
+    entries = [e for e in catalogue.entries if e.written]
+    if only is not None:
+        entry = catalogue.entry(only)
+        if entry is None:
+            raise SystemExit(f"build.py: no document numbered '{only}' in content/runbook.toml")
+        if not entry.written:
+            raise SystemExit(f"build.py: document {only} has no content file yet (content/{entry.file})")
+        entries = [entry]
+    return catalogue, [read_page(entry, content) for entry in entries]
+
+
+def parse(page: Page, md) -> None:
+    env: dict = {}
+    page.tokens = md.parse(page.body, env)
+    components.count_figure_steps(page.tokens)
+    for key, text in _meta_strings(page.meta):
+        page.meta_tokens[key] = md.parseInline(text)[0].children or []
+
+
+def _meta_strings(meta: dict) -> list[tuple[str, str]]:
+    found = [(k, meta[k]) for k in ("kicker", "title", "title_em", "lede", "quote") if k in meta]
+    for i, tile in enumerate(meta.get("tiles", [])):
+        found += [(f"tiles.{i}.value", tile["value"]), (f"tiles.{i}.label", tile["label"])]
+    return found
+
+
+def compute_page(page: Page, namespace: dict, pictures: set[str]) -> None:
+    compute(page, namespace, components.CHECKS, pictures)
+    page.charts = [t.meta["values"] for t in page.tokens if t.type == "directive" and t.info == "chart"]
+
+
+def make_jinja(templates: Path, namespace: dict) -> Environment:
+    jinja = Environment(loader=FileSystemLoader(templates), undefined=StrictUndefined,
+                        autoescape=select_autoescape(["html", "j2"]), keep_trailing_newline=True)
+
+    def fact(path: str, filter_name: str = "") -> Markup:
+        value = resolve(namespace, path)
+        title = value.worked if isinstance(value, Result) and filter_name != "worked" else ""
+        ref = path + (f"|{filter_name}" if filter_name else "")
+        title_attr = Markup(' title="{}"').format(title) if title else ""
+        return Markup('<span class="ref" data-ref="{}"{}>{}</span>').format(ref, title_attr, show(value, filter_name))
+
+    jinja.globals["fact"] = fact
+    return jinja
+
+
+def render(page: Page, catalogue: Catalogue, md, jinja: Environment) -> None:
+    env = {"jinja": jinja}
+    previous, following = catalogue.neighbours(page.entry.number)
+    inline = {key: Markup(md.renderer.render(tokens, md.options, env)) for key, tokens in page.meta_tokens.items()}
+    tiles = [{"value": inline[f"tiles.{i}.value"], "label": inline[f"tiles.{i}.label"]}
+             for i in range(len(page.meta.get("tiles", [])))]
+    charts = {chart["id"]: {"data": chart["data"], "layout": chart["layout"]} for chart in page.charts}
+    page.html = jinja.get_template("document.html.j2").render(
+        catalogue=catalogue, entry=page.entry, previous=previous, next=following, csp=CSP,
+        kicker=inline["kicker"], title=inline["title"], title_em=inline.get("title_em"),
+        lede=inline["lede"], quote=inline.get("quote"), tiles=tiles,
+        body=Markup(md.renderer.render(page.tokens, md.options, env)),
+        charts=bool(charts), charts_json=Markup(_script_json(charts)),
+    )
+
+
+def render_index(catalogue: Catalogue, jinja: Environment) -> str:
+    return jinja.get_template("index.html.j2").render(catalogue=catalogue, csp=CSP)
+
+
+def _script_json(data: object) -> str:
+    """JSON safe to place inside a <script> element."""
+    return json.dumps(data, sort_keys=True, separators=(",", ":"), ensure_ascii=False).replace("</", "<\\/")
+
+
+def build(root: Path, out: Path, only: str | None = None) -> dict[str, bytes]:
+    """Run every stage; return what was written, by file name."""
+    content, templates = root / "content", root / "templates"
+    catalogue, pages = read(content, only)
+    md = make_markdown()
+    components.install(md)
+    namespace = facts()
+    jinja = make_jinja(templates, namespace)
+    pictures = {p.stem.removesuffix(".html") for p in (templates / "components" / "figures").glob("*.html.j2")}
+    outputs: dict[str, bytes] = {}
+    for page in pages:
+        parse(page, md)
+        compute_page(page, namespace, pictures)
+        render(page, catalogue, md, jinja)
+        outputs[page.entry.output_name] = inline_assets(page.html, templates).encode("utf-8")
+    if only is None:
+        outputs["index.html"] = inline_assets(render_index(catalogue, jinja), templates).encode("utf-8")
+    write_site(outputs, out, replace_all=only is None)
+    return outputs
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description="Build the LLM Inference Runbook into self-contained HTML files.")
+    parser.add_argument("--doc", metavar="NN", help="build only this document, e.g. 06")
+    parser.add_argument("--out", type=Path, default=ROOT / "site", help="output folder (default: site/)")
+    args = parser.parse_args(argv)
+    started = time.perf_counter()
+    try:
+        outputs = build(ROOT, args.out, args.doc)
+    except ContentError as err:
+        print(f"{_relative(err.path)}:{err.line}: {err.message}", file=sys.stderr)
+        print("build stopped; the previous site is untouched", file=sys.stderr)
+        return 1
+    for name, data in sorted(outputs.items()):
+        print(f"wrote {_relative(args.out / name)}  {len(data):,} bytes")
+    print(f"built {len(outputs)} file(s) in {time.perf_counter() - started:.2f} s")
+    return 0
+
+
+def _relative(path: Path) -> str:
+    try:
+        return str(Path(path).resolve().relative_to(Path.cwd()))
+    except ValueError:
+        return str(path)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

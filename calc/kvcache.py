@@ -1,0 +1,217 @@
+"""The KV cache: what one token leaves behind, and how many users a card can hold."""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, replace
+
+from .models import Model
+from .precision import FP8, Precision, weight_bytes
+from .stack import Stack
+from .units import COUNT, GIB_HELD, KIB_HELD, PERCENT, RATIO, TIMES, Result, floor_count, given, grouped, plain
+
+FORMULA = "bytes = 2 × layers × kv_heads × head_dim × seq_len × bytes_per_element"
+
+
+def bytes_per_token(model: Model, kv_precision: Precision) -> Result:
+    """2 (a key and a value) × layers × KV heads × head dimension × bytes per element."""
+    factors = (2, model.num_hidden_layers, model.num_key_value_heads, model.head_dim)
+    value = math.prod(factors) * kv_precision.bytes
+    shown = " × ".join(grouped(f) for f in factors) + f" × {plain(kv_precision.bytes)}"
+    return Result(
+        value,
+        KIB_HELD,
+        formula="2 × layers × kv_heads × head_dim × bytes_per_element",
+        worked=f"{shown} = {grouped(value)} B = {KIB_HELD.show(value)}",
+    )
+
+
+def bytes_for_tokens(per_token: Result, tokens: int) -> Result:
+    """The cache one sequence holds once it has reached `tokens` tokens."""
+    value = per_token.value * tokens
+    return Result(value, GIB_HELD, formula="per token × tokens",
+                  worked=f"{per_token} × {grouped(tokens)} = {GIB_HELD.show(value)}")
+
+
+def blocks_for(tokens: int, block_size: int) -> int:
+    """Paged allocation hands out whole blocks: a partly filled last block still counts."""
+    return -(-tokens // block_size)
+
+
+def bytes_paged(per_token: Result, tokens: int, block_size: int) -> Result:
+    """The cache a sequence of `tokens` holds under paging: only its blocks, rounded up."""
+    blocks = blocks_for(tokens, block_size)
+    value = per_token.value * blocks * block_size
+    return Result(
+        value,
+        GIB_HELD,
+        formula="⌈tokens ÷ block⌉ × block × per token",
+        worked=(f"⌈{grouped(tokens)} ÷ {block_size}⌉ = {grouped(blocks)} blocks × {block_size} × {per_token}"
+                f" = {GIB_HELD.show(value)}"),
+    )
+
+
+@dataclass(frozen=True)
+class Ladder:
+    """The eight steps from one card to a user count, worst case and paged."""
+
+    stack: Stack
+    capacity: Result
+    pool: Result
+    weights: Result
+    activations: Result
+    kv_budget: Result
+    per_token: Result
+    per_user: Result
+    users_worst: Result
+    per_user_paged: Result
+    users_paged: Result
+    paging_gain: Result
+
+    @property
+    def weights_fit(self) -> bool:
+        return self.weights.value + self.activations.value <= self.pool.value
+
+    @property
+    def binds(self) -> str:
+        """What stops the count from being larger, in a phrase."""
+        if not self.weights_fit:
+            return "the weights and activation reserve do not fit in the pool"
+        if self.users_worst.value < 1:
+            return "the KV budget is smaller than one user's worst-case cache"
+        return "the KV budget: cache memory, not compute"
+
+
+def ladder(stack: Stack) -> Ladder:
+    """Capacity × utilisation − weights − activations = KV budget; ÷ per-user cache = users."""
+    capacity = stack.card.reported_capacity
+    pool_value = capacity.value * stack.gpu_memory_utilization
+    pool = Result(pool_value, GIB_HELD, formula="reported capacity × gpu_memory_utilization",
+                  worked=f"{capacity} × {stack.gpu_memory_utilization:.2f} = {GIB_HELD.show(pool_value)}")
+    weights = weight_bytes(stack.model, stack.weight_precision)
+    activations = given(stack.activation_reserve_bytes, GIB_HELD, "activation reserve")
+    budget_value = pool.value - weights.value - activations.value
+    kv_budget = Result(
+        budget_value,
+        GIB_HELD,
+        formula="pool − weights − activations",
+        worked=f"{pool} − {weights} − {activations} = {GIB_HELD.show(budget_value)}",
+    )
+    per_token = bytes_per_token(stack.model, stack.kv_precision)
+    per_user = bytes_for_tokens(per_token, stack.context_limit)
+    per_user_paged = bytes_paged(per_token, stack.typical_conversation, stack.block_size)
+    return Ladder(
+        stack=stack,
+        capacity=capacity,
+        pool=pool,
+        weights=weights,
+        activations=activations,
+        kv_budget=kv_budget,
+        per_token=per_token,
+        per_user=per_user,
+        users_worst=users_that_fit(kv_budget, per_user),
+        per_user_paged=per_user_paged,
+        users_paged=users_that_fit(kv_budget, per_user_paged),
+        paging_gain=Result(per_user.value / per_user_paged.value, RATIO, formula="worst-case per user ÷ paged per user",
+                           worked=f"{per_user} ÷ {per_user_paged.show(3)} = {RATIO.show(per_user.value / per_user_paged.value)}"),
+    )
+
+
+def users_that_fit(budget: Result, per_user: Result) -> Result:
+    """Whole users: the floor of budget ÷ per-user cache, taken on the exact values."""
+    users = floor_count(budget.value, per_user.value)
+    exact = budget.value / per_user.value if budget.value > 0 else 0.0
+    return Result(users, COUNT, formula="⌊KV budget ÷ per-user cache⌋",
+                  worked=f"{budget} ÷ {per_user.show(3)} = {exact:,.2f} → {grouped(users)} users")
+
+
+@dataclass(frozen=True)
+class Lever:
+    """One step of the stacked levers: what changed, the per-user cache after it, and the users."""
+
+    name: str
+    per_user: Result
+    users: Result
+    gain: Result
+
+
+@dataclass(frozen=True)
+class Levers:
+    """Multi-head attention → GQA → fp8 cache → paging, on one fixed KV budget."""
+
+    kv_budget: Result
+    multi_head: Lever
+    gqa: Lever
+    fp8_cache: Lever
+    paging: Lever
+    gqa_factor: Result
+    fp8_factor: Result
+    fp8_weights_budget_gain: Result
+
+    @property
+    def steps(self) -> tuple[Lever, ...]:
+        return (self.multi_head, self.gqa, self.fp8_cache, self.paging)
+
+    @property
+    def total_gain(self) -> Result:
+        first, last = self.steps[0].per_user.value, self.steps[-1].per_user.value
+        return Result(first / last, RATIO, formula="first per-user cache ÷ last",
+                      worked=f"{self.steps[0].per_user} ÷ {self.steps[-1].per_user.show(3)} = {RATIO.show(first / last)}")
+
+
+def stacked_levers(stack: Stack) -> Levers:
+    """Each lever acts on a different factor of the formula, so their effects multiply.
+
+    The budget is held at the stack's own: the comparison isolates the cache. (A multi-head
+    twin of the model would also carry larger K and V projections; see the deep read.)
+    """
+    budget = ladder(stack).kv_budget
+    model, tokens = stack.model, stack.context_limit
+    multi_head = replace(model, num_key_value_heads=model.num_attention_heads)
+    fp8 = FP8 if stack.kv_precision.bytes > FP8.bytes else stack.kv_precision
+    per_user = [
+        ("multi_head", bytes_for_tokens(bytes_per_token(multi_head, stack.kv_precision), tokens)),
+        ("gqa", bytes_for_tokens(bytes_per_token(model, stack.kv_precision), tokens)),
+        ("fp8_cache", bytes_for_tokens(bytes_per_token(model, fp8), tokens)),
+        ("paging", bytes_paged(bytes_per_token(model, fp8), stack.typical_conversation, stack.block_size)),
+    ]
+    steps = []
+    for i, (name, cache) in enumerate(per_user):
+        before = per_user[i - 1][1].value if i else cache.value
+        steps.append(Lever(name, cache, users_that_fit(budget, cache),
+                           Result(before / cache.value, RATIO, formula="per-user cache before ÷ after",
+                                  worked=f"{RATIO.show(before / cache.value)}")))
+    fp8_weights = weight_bytes(model, FP8)
+    weights = weight_bytes(model, stack.weight_precision)
+    budget_fp8_weights = budget.value + weights.value - fp8_weights.value
+    gain = budget_fp8_weights / budget.value - 1 if budget.value > 0 else 0.0
+    return Levers(
+        budget,
+        *steps,
+        gqa_factor=Result(model.query_heads_per_kv_head, TIMES, formula="num_attention_heads ÷ num_key_value_heads",
+                          worked=f"{model.num_attention_heads} ÷ {model.num_key_value_heads} = {model.query_heads_per_kv_head}×"),
+        fp8_factor=Result(stack.kv_precision.bytes / fp8.bytes, TIMES, formula="bytes per element before ÷ after",
+                          worked=f"{plain(stack.kv_precision.bytes)} ÷ {plain(fp8.bytes)}"),
+        fp8_weights_budget_gain=Result(gain, PERCENT, formula="KV budget with fp8 weights ÷ KV budget − 1",
+                                       worked=(f"({budget} + {weights} − {fp8_weights}) ÷ {budget} − 1 = "
+                                               f"{PERCENT.show(gain)}")),
+    )
+
+
+def recompute_cost_ratio(prompt: int, output: int) -> Result:
+    """Token-passes without a cache ÷ with one, for `output` tokens after a `prompt`.
+
+    Without a cache, output token i needs a pass over all prompt + i − 1 tokens before it;
+    with one, the prompt is processed once and each later token once.
+    """
+    without = output * prompt + output * (output - 1) // 2
+    with_cache = prompt + output - 1
+    value = without / with_cache
+    return Result(
+        value,
+        TIMES,
+        formula="(N × P + N(N − 1) ÷ 2) ÷ (P + N − 1)",
+        worked=(f"({grouped(output)} × {grouped(prompt)} + {grouped(output)} × {grouped(output - 1)} ÷ 2) ÷ "
+                f"({grouped(prompt)} + {grouped(output - 1)}) = {grouped(without)} ÷ {grouped(with_cache)} = "
+                f"{TIMES.show(value)}"),
+    )
+

@@ -1,0 +1,178 @@
+"""Models, described by the fields of their config.json and nothing else."""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Mapping
+
+
+class ConfigError(ValueError):
+    """A config.json that cannot describe a model calc understands; names the field at fault."""
+
+    def __init__(self, field_name: str, problem: str):
+        super().__init__(f"{field_name}: {problem}")
+        self.field = field_name
+        self.problem = problem
+
+
+@dataclass(frozen=True)
+class Model:
+    """A decoder-only transformer, with config.json's own field names.
+
+    `head_dim` is read when the config gives it and otherwise derived as
+    hidden_size / num_attention_heads, which is what the Llama code does.
+    """
+
+    name: str
+    source: str
+    num_hidden_layers: int
+    hidden_size: int
+    num_attention_heads: int
+    num_key_value_heads: int
+    intermediate_size: int
+    vocab_size: int
+    tie_word_embeddings: bool = False
+    max_position_embeddings: int = 0
+    head_dim_given: int | None = field(default=None, repr=False)
+    attention_bias: bool = False
+    mlp_bias: bool = False
+    num_local_experts: int = 1
+    num_experts_per_tok: int = 1
+
+    @property
+    def head_dim(self) -> int:
+        if self.head_dim_given is not None:
+            return self.head_dim_given
+        return self.hidden_size // self.num_attention_heads
+
+    @property
+    def query_heads_per_kv_head(self) -> int:
+        return self.num_attention_heads // self.num_key_value_heads
+
+    @property
+    def is_mixture_of_experts(self) -> bool:
+        return self.num_local_experts > 1
+
+    @classmethod
+    def from_config(cls, config: Mapping[str, Any], name: str = "", source: str = "") -> "Model":
+        """Build a model from a parsed config.json, checking every field it relies on."""
+        if not isinstance(config, Mapping):
+            raise ConfigError("config", "expected a JSON object such as {\"hidden_size\": 4096, …}")
+        inner = config.get("text_config")
+        if isinstance(inner, Mapping) and "hidden_size" not in config:
+            config = inner
+        layers = _whole(config, "num_hidden_layers")
+        hidden = _whole(config, "hidden_size")
+        heads = _whole(config, "num_attention_heads")
+        kv_heads = _whole(config, "num_key_value_heads", default=heads)
+        if kv_heads > heads:
+            raise ConfigError("num_key_value_heads", f"{kv_heads} is more than num_attention_heads ({heads})")
+        if heads % kv_heads:
+            raise ConfigError("num_key_value_heads", f"{kv_heads} does not divide num_attention_heads ({heads})")
+        head_dim = _whole(config, "head_dim", default=None)
+        if head_dim is None and hidden % heads:
+            raise ConfigError("hidden_size", f"{hidden} is not a multiple of num_attention_heads ({heads}) and no head_dim is given")
+        experts = _whole(config, "num_local_experts", default=None)
+        if experts is None:
+            experts = _whole(config, "num_experts", default=1)
+        return cls(
+            name=name or str(config.get("_name_or_path") or _first(config.get("architectures")) or "custom model"),
+            source=source or "config.json supplied by the reader",
+            num_hidden_layers=layers,
+            hidden_size=hidden,
+            num_attention_heads=heads,
+            num_key_value_heads=kv_heads,
+            intermediate_size=_whole(config, "intermediate_size"),
+            vocab_size=_whole(config, "vocab_size"),
+            tie_word_embeddings=_flag(config, "tie_word_embeddings"),
+            max_position_embeddings=_whole(config, "max_position_embeddings", default=0, minimum=0),
+            head_dim_given=head_dim,
+            attention_bias=_flag(config, "attention_bias"),
+            mlp_bias=_flag(config, "mlp_bias"),
+            num_local_experts=experts,
+            num_experts_per_tok=_whole(config, "num_experts_per_tok", default=1) if experts > 1 else 1,
+        )
+
+
+_LARGEST_SENSIBLE = 10 ** 7
+
+
+def _whole(config: Mapping[str, Any], key: str, default: Any = ..., minimum: int = 1) -> Any:
+    if key not in config or config[key] is None:
+        if default is ...:
+            raise ConfigError(key, "missing; calc needs it to size the model")
+        return default
+    value = config[key]
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or value != int(value):
+        raise ConfigError(key, f"expected a whole number, got {value!r}")
+    value = int(value)
+    if value < minimum:
+        raise ConfigError(key, f"must be at least {minimum}, got {value}")
+    if value > _LARGEST_SENSIBLE:
+        raise ConfigError(key, f"{value:,} is larger than any real model uses")
+    return value
+
+
+def _flag(config: Mapping[str, Any], key: str) -> bool:
+    value = config.get(key, False)
+    if not isinstance(value, bool):
+        raise ConfigError(key, f"expected true or false, got {value!r}")
+    return value
+
+
+def _first(items: Any) -> Any:
+    return items[0] if isinstance(items, list) and items else None
+
+
+LLAMA_3_1_8B_CONFIG = {
+    "architectures": ["LlamaForCausalLM"],
+    "hidden_size": 4096,
+    "intermediate_size": 14336,
+    "max_position_embeddings": 131072,
+    "num_attention_heads": 32,
+    "num_hidden_layers": 32,
+    "num_key_value_heads": 8,
+    "rope_theta": 500000.0,
+    "tie_word_embeddings": False,
+    "torch_dtype": "bfloat16",
+    "vocab_size": 128256,
+}
+
+LLAMA_3_1_70B_CONFIG = {
+    "architectures": ["LlamaForCausalLM"],
+    "hidden_size": 8192,
+    "intermediate_size": 28672,
+    "max_position_embeddings": 131072,
+    "num_attention_heads": 64,
+    "num_hidden_layers": 80,
+    "num_key_value_heads": 8,
+    "rope_theta": 500000.0,
+    "tie_word_embeddings": False,
+    "torch_dtype": "bfloat16",
+    "vocab_size": 128256,
+}
+
+LLAMA_3_1_405B_CONFIG = {
+    "architectures": ["LlamaForCausalLM"],
+    "hidden_size": 16384,
+    "intermediate_size": 53248,
+    "max_position_embeddings": 131072,
+    "num_attention_heads": 128,
+    "num_hidden_layers": 126,
+    "num_key_value_heads": 8,
+    "rope_theta": 500000.0,
+    "tie_word_embeddings": False,
+    "torch_dtype": "bfloat16",
+    "vocab_size": 128256,
+}
+
+_HF = "config.json of meta-llama/{} on the Hugging Face Hub"
+
+LLAMA_3_1_8B = Model.from_config(LLAMA_3_1_8B_CONFIG, "Llama 3.1 8B Instruct", _HF.format("Llama-3.1-8B-Instruct"))
+LLAMA_3_1_70B = Model.from_config(LLAMA_3_1_70B_CONFIG, "Llama 3.1 70B Instruct", _HF.format("Llama-3.1-70B-Instruct"))
+LLAMA_3_1_405B = Model.from_config(LLAMA_3_1_405B_CONFIG, "Llama 3.1 405B Instruct", _HF.format("Llama-3.1-405B-Instruct"))
+
+CATALOGUE: dict[str, Model] = {
+    "llama-3.1-8b": LLAMA_3_1_8B,
+    "llama-3.1-70b": LLAMA_3_1_70B,
+    "llama-3.1-405b": LLAMA_3_1_405B,
+}

@@ -1,0 +1,82 @@
+"""Looking a fact up by its dotted name, and showing it: the one formatting the pages use."""
+from __future__ import annotations
+
+import dataclasses
+from typing import Any, Iterator, Mapping
+
+from .units import Result, grouped, plain
+
+FILTERS = ("number", "worked", "formula")
+
+
+class UnknownFact(KeyError):
+    """A reference that names nothing: carries the closest names that do exist."""
+
+    def __init__(self, path: str, known: list[str]):
+        super().__init__(path)
+        self.path = path
+        self.known = known
+
+
+def resolve(namespace: Mapping[str, Any], path: str) -> Any:
+    """`ladder.kv_budget` → namespace['ladder'].kv_budget; dict keys and attributes alike."""
+    value: Any = namespace
+    walked: list[str] = []
+    for part in path.split("."):
+        if isinstance(value, Mapping) and part in value:
+            value = value[part]
+        elif not isinstance(value, Mapping) and not part.startswith("_") and hasattr(value, part):
+            value = getattr(value, part)
+        else:
+            raise UnknownFact(path, sorted(".".join(walked + [name]) for name in _names(value)))
+        walked.append(part)
+    return value
+
+
+def show(value: Any, filter_name: str = "", digits: int | None = None) -> str:
+    """A fact as the page prints it. `number` drops the unit; `worked` gives the arithmetic."""
+    if isinstance(value, Result):
+        if filter_name == "worked":
+            return value.worked
+        if filter_name == "formula":
+            return value.formula
+        return value.number(digits) if filter_name == "number" else value.show(digits)
+    if filter_name in ("worked", "formula"):
+        raise TypeError(f"'{filter_name}' needs a derived result, and this is a plain {type(value).__name__}")
+    if isinstance(value, bool) or value is None:
+        raise TypeError("names a yes/no flag, not something to print")
+    if isinstance(value, int):
+        return grouped(value)
+    if isinstance(value, float):
+        return grouped(value, digits) if digits is not None else plain(value)
+    if isinstance(value, str):
+        return value
+    raise TypeError(f"names a {type(value).__name__}, not a number or text; pick one of its fields")
+
+
+def _names(value: Any) -> list[str]:
+    if isinstance(value, Mapping):
+        return [str(k) for k in value]
+    if dataclasses.is_dataclass(value):
+        props = [n for n, a in vars(type(value)).items() if isinstance(a, property)]
+        return [f.name for f in dataclasses.fields(value)] + props
+    return []
+
+
+def leaves(namespace: Mapping[str, Any], depth: int = 4) -> Iterator[tuple[str, Any]]:
+    """Every printable fact under the namespace, with its dotted name."""
+    def walk(prefix: str, value: Any, left: int) -> Iterator[tuple[str, Any]]:
+        if isinstance(value, (Result, int, float)) and not isinstance(value, bool):
+            yield prefix, value
+            return
+        if left == 0 or isinstance(value, str):
+            return
+        for name in _names(value):
+            try:
+                child = resolve({"v": value}, f"v.{name}")
+            except (UnknownFact, ArithmeticError, ValueError):
+                continue
+            yield from walk(f"{prefix}.{name}" if prefix else name, child, left - 1)
+
+    for key, value in namespace.items():
+        yield from walk(key, value, depth)

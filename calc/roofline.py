@@ -1,0 +1,65 @@
+"""What one decode step must read from memory, and how much of it is cache."""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from .kvcache import bytes_per_token
+from .models import Model
+from .precision import Precision, weight_bytes
+from .units import GB_MOVED, PERCENT, RATIO, Result, grouped
+
+
+@dataclass(frozen=True)
+class DecodeRead:
+    """Bytes moved by one decode step: every weight once, plus every active sequence's cache."""
+
+    batch: int
+    tokens: int
+    weights: Result
+    cache: Result
+
+    @property
+    def total(self) -> Result:
+        value = self.weights.value + self.cache.value
+        return Result(value, GB_MOVED, formula="weights + cache",
+                      worked=f"{self.weights} + {self.cache} = {GB_MOVED.show(value)}")
+
+    @property
+    def cache_share(self) -> Result:
+        value = self.cache.value / self.total.value
+        return Result(value, PERCENT, formula="cache ÷ (weights + cache)",
+                      worked=f"{self.cache} ÷ ({self.weights} + {self.cache}) = {PERCENT.show(value)}")
+
+    @property
+    def weight_share(self) -> Result:
+        value = self.weights.value / self.total.value
+        return Result(value, PERCENT, formula="weights ÷ (weights + cache)",
+                      worked=f"{self.weights} ÷ {self.total} = {PERCENT.show(value)}")
+
+
+def decode_read(model: Model, weights: Precision, kv: Precision, batch: int, tokens: int) -> DecodeRead:
+    """One decode step at `batch` sequences of `tokens` tokens each."""
+    weight_total = weight_bytes(model, weights).value
+    per_token = bytes_per_token(model, kv)
+    cache = batch * tokens * per_token.value
+    return DecodeRead(
+        batch=batch,
+        tokens=tokens,
+        weights=Result(weight_total, GB_MOVED, formula="parameters × bytes per parameter",
+                       worked=f"{GB_MOVED.show(weight_total)}"),
+        cache=Result(cache, GB_MOVED, formula="batch × tokens × per-token cache",
+                     worked=f"{grouped(batch)} × {grouped(tokens)} × {grouped(per_token.value)} B = {GB_MOVED.show(cache)}"),
+    )
+
+
+def read_growth(longer: DecodeRead, shorter: DecodeRead) -> Result:
+    """How much more a step reads at one length than at another: the floor on ITL moves with it."""
+    value = longer.total.value / shorter.total.value
+    return Result(value, RATIO, formula="bytes read per step, longer ÷ shorter",
+                  worked=f"{longer.total} ÷ {shorter.total} = {RATIO.show(value)}")
+
+
+def cache_share_curve(model: Model, weights: Precision, kv: Precision, tokens: int,
+                      batches: list[int]) -> list[float]:
+    """The cache's share of each step's read, as a fraction, for each batch size."""
+    return [decode_read(model, weights, kv, b, tokens).cache_share.value for b in batches]

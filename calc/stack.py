@@ -1,0 +1,66 @@
+"""The reference stack: the one worked system every document's figures come from."""
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+
+from .cards import H100_SXM, Card
+from .models import LLAMA_3_1_8B, Model
+from .precision import BF16, Precision
+from .units import GiB
+
+
+@dataclass(frozen=True)
+class Traffic:
+    """Peak load and the shape of a request, as percentiles (never the mean)."""
+
+    requests_per_s: float = 40
+    prompt_p50: int = 2_000
+    prompt_p95: int = 8_000
+    prompt_p99: int = 50_000
+    output_p50: int = 300
+    output_long: int = 1_000
+
+
+@dataclass(frozen=True)
+class Promise:
+    """The service-level objective, both at p95 and at the real request rate."""
+
+    ttft_p95_s: float = 1.0
+    itl_p95_s: float = 0.050
+
+
+@dataclass(frozen=True)
+class Stack:
+    """A model on a card under an engine, with the traffic it must carry and what it promises."""
+
+    model: Model
+    card: Card
+    weight_precision: Precision
+    kv_precision: Precision
+    engine: str
+    gpu_memory_utilization: float
+    activation_reserve_bytes: float
+    context_limit: int
+    typical_conversation: int
+    block_size: int
+    traffic: Traffic
+    promise: Promise
+
+    def with_changes(self, **changes) -> "Stack":
+        return replace(self, **changes)
+
+
+REFERENCE = Stack(
+    model=LLAMA_3_1_8B,
+    card=H100_SXM,
+    weight_precision=BF16,
+    kv_precision=BF16,
+    engine="vLLM",
+    gpu_memory_utilization=0.90,
+    activation_reserve_bytes=3.00 * GiB,
+    context_limit=8_192,
+    typical_conversation=2_300,
+    block_size=16,
+    traffic=Traffic(),
+    promise=Promise(),
+)

@@ -1,0 +1,106 @@
+"""Units and the house rules for showing them.
+
+Values are carried exact, in base units (bytes, bytes per second, FLOP/s, tokens), from the
+first input to the last result. Rounding happens once, here, when a number is shown:
+
+- memory held (weights, cache, budgets): GiB, or KiB for a per-token amount;
+- bytes moved in a step: GB (decimal);
+- bandwidth: GB/s or TB/s (decimal);
+- counts: whole numbers with thousands separators.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+KiB = 1024
+MiB = 1024 ** 2
+GiB = 1024 ** 3
+KB = 1000
+GB = 1000 ** 3
+TB = 1000 ** 4
+
+
+def grouped(number: float, decimals: int = 0) -> str:
+    """A number with thousands separators and a fixed number of decimals: 131072 -> '131,072'."""
+    return f"{number:,.{decimals}f}"
+
+
+def plain(number: float) -> str:
+    """A number as short as it can be shown without losing anything: 0.90 -> '0.9', 8192 -> '8,192'."""
+    if float(number).is_integer():
+        return grouped(number)
+    return f"{number:,.6f}".rstrip("0").rstrip(".")
+
+
+@dataclass(frozen=True)
+class Unit:
+    """How one kind of quantity is shown: the number, and the symbol after it."""
+
+    name: str
+    scale: float
+    symbol: str
+    decimals: int
+    spaced: bool = True
+
+    def number(self, value: float, decimals: int | None = None) -> str:
+        return grouped(value / self.scale, self.decimals if decimals is None else decimals)
+
+    def show(self, value: float, decimals: int | None = None) -> str:
+        number = self.number(value, decimals)
+        if not self.symbol:
+            return number
+        return f"{number} {self.symbol}" if self.spaced else f"{number}{self.symbol}"
+
+
+GIB_HELD = Unit("GiB", GiB, "GiB", 2)
+KIB_HELD = Unit("KiB", KiB, "KiB", 0)
+BYTES = Unit("B", 1, "B", 0)
+GB_MOVED = Unit("GB", GB, "GB", 2)
+TB_PER_S = Unit("TB/s", TB, "TB/s", 2)
+GB_PER_S = Unit("GB/s", GB, "GB/s", 0)
+TFLOPS = Unit("TFLOP/s", 1e12, "TFLOP/s", 0)
+COUNT = Unit("count", 1, "", 0)
+TOKENS = Unit("tokens", 1, "tokens", 0)
+RATIO = Unit("ratio", 1, "×", 1, spaced=False)
+TIMES = Unit("times", 1, "×", 0, spaced=False)
+PERCENT = Unit("percent", 0.01, "%", 0, spaced=False)
+FRACTION = Unit("fraction", 1, "", 2)
+MIB_REPORTED = Unit("MiB", MiB, "MiB", 0)
+
+
+@dataclass(frozen=True)
+class Result:
+    """A derived number that can show its own arithmetic.
+
+    `value` is exact and in base units; `unit` decides how it is shown; `formula` is the
+    rule in words and `worked` the same rule with the numbers put in, ending in the result.
+    """
+
+    value: float
+    unit: Unit
+    formula: str = ""
+    worked: str = ""
+
+    def __str__(self) -> str:
+        return self.unit.show(self.value)
+
+    def show(self, decimals: int | None = None) -> str:
+        return self.unit.show(self.value, decimals)
+
+    def number(self, decimals: int | None = None) -> str:
+        return self.unit.number(self.value, decimals)
+
+
+def given(value: float, unit: Unit, what: str = "") -> Result:
+    """An input rather than a derivation: it shows itself as its own arithmetic."""
+    return Result(value, unit, formula=what, worked=unit.show(value))
+
+
+def floor_count(numerator: float, denominator: float) -> int:
+    """Whole things that fit: the floor of the exact quotient, never of a rounded one."""
+    if denominator <= 0:
+        raise ValueError("cannot divide a budget by a size that is zero or negative")
+    if numerator <= 0:
+        return 0
+    return int(numerator // denominator)
+

@@ -1,0 +1,1 @@
+"""The runbook's build stages: read content, parse the dialect, compute, render, inline, write."""

@@ -1,0 +1,60 @@
+"""Charts: data from calc, drawn by Plotly in the page. Each chart is a function of the facts."""
+from __future__ import annotations
+
+from typing import Any, Callable, Mapping
+
+from calc.roofline import cache_share_curve
+from calc.units import grouped
+
+BATCHES = [1, 2, 4, 8, 16, 32, 64, 128, 256]
+LENGTHS = [2_048, 8_192, 32_768]
+PALETTE = ["#0f766e", "#b45309", "#7c3aed"]
+
+
+def cache_share(namespace: Mapping[str, Any]) -> dict[str, Any]:
+    """The cache's share of every decode step's read, against batch size, at three lengths."""
+    stack = namespace["stack"]
+    series = []
+    for tokens, colour in zip(LENGTHS, PALETTE):
+        shares = cache_share_curve(stack.model, stack.weight_precision, stack.kv_precision, tokens, BATCHES)
+        series.append({
+            "name": f"{grouped(tokens)} tokens",
+            "x": BATCHES,
+            "y": [round(100 * s, 2) for s in shares],
+            "mode": "lines+markers",
+            "type": "scatter",
+            "line": {"color": colour, "width": 3},
+            "marker": {"size": 7},
+            "hovertemplate": "batch %{x}: %{y:.1f}% of the read is cache<extra>%{fullData.name}</extra>",
+        })
+    return {
+        "data": series,
+        "layout": {
+            "xaxis": {"title": {"text": "sequences decoding together (batch)"}, "type": "log",
+                      "tickvals": BATCHES, "ticktext": [str(b) for b in BATCHES], "gridcolor": "#e7e5e4"},
+            "yaxis": {"title": {"text": "cache share of each step's read (%)"}, "range": [0, 100],
+                      "ticksuffix": "%", "gridcolor": "#e7e5e4"},
+            "legend": {"orientation": "h", "y": 1.12, "x": 0},
+            "margin": {"l": 64, "r": 16, "t": 40, "b": 56},
+            "font": {"family": "system-ui, -apple-system, 'Segoe UI', sans-serif", "size": 14, "color": "#1c1917"},
+            "paper_bgcolor": "rgba(0,0,0,0)",
+            "plot_bgcolor": "rgba(0,0,0,0)",
+            "height": 380,
+        },
+        "table": {
+            "columns": ["batch"] + [s["name"] for s in series],
+            "rows": [[str(b)] + [f"{s['y'][i]:.1f}%" for s in series] for i, b in enumerate(BATCHES)],
+        },
+    }
+
+
+CHARTS: dict[str, Callable[[Mapping[str, Any]], dict[str, Any]]] = {
+    "cache-share": cache_share,
+}
+
+
+def build(args: str, namespace: Mapping[str, Any]) -> dict[str, Any]:
+    name = args.strip()
+    if name not in CHARTS:
+        raise ValueError(f"no chart named '{name}' (known: {', '.join(sorted(CHARTS))})")
+    return {"id": name, **CHARTS[name](namespace)}

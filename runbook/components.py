@@ -1,0 +1,145 @@
+"""How each component of the dialect is checked (compute stage) and drawn (render stage)."""
+from __future__ import annotations
+
+from html import escape
+from typing import Any, Callable, Mapping, Sequence
+
+from markdown_it import MarkdownIt
+from markdown_it.token import Token
+from markupsafe import Markup
+
+from calc.kvcache import Ladder, Levers
+from calc.present import resolve
+from calc.roofline import DecodeRead
+from calc.units import Result
+
+from . import charts
+
+
+def _paths(args: str) -> list[str]:
+    return [p.strip() for p in args.split(",") if p.strip()]
+
+
+def _one(args: str, namespace: Mapping[str, Any], kind: type, what: str) -> Any:
+    value = resolve(namespace, args.strip())
+    if not isinstance(value, kind):
+        raise TypeError(f"'{args.strip()}' is not {what}")
+    return value
+
+
+def _worked(args: str, namespace: Mapping[str, Any]) -> list[Result]:
+    paths = _paths(args)
+    if not paths:
+        raise ValueError("name at least one result, as in @worked ladder.per_token, ladder.per_user")
+    return [_one(p, namespace, Result, "a derived result with arithmetic") for p in paths]
+
+
+def _no_args(key: str, kind: type) -> Callable[[str, Mapping[str, Any]], Any]:
+    def check(args: str, namespace: Mapping[str, Any]) -> Any:
+        if args:
+            raise ValueError(f"takes no arguments, got '{args}'")
+        return namespace[key] if isinstance(namespace[key], kind) else None
+    return check
+
+
+CHECKS: dict[str, Callable[[str, Mapping[str, Any]], Any]] = {
+    "formula": lambda args, ns: _one(args, ns, str, "a formula"),
+    "worked": _worked,
+    "ladder": _no_args("ladder", Ladder),
+    "levers": _no_args("levers", Levers),
+    "split": lambda args, ns: _one(args, ns, DecodeRead, "a decode read (such as read.busy)"),
+    "chart": charts.build,
+}
+
+
+def _attr_tag(tag_html: str, css: str) -> str:
+    return f'<p class="{css}">{tag_html}</p>' if tag_html else ""
+
+
+CONTAINER_HTML: dict[str, tuple[Callable[[str, str, Token], str], str]] = {
+    "quick": (lambda t, g, tok: '<div class="form form-quick" data-form="quick">', "</div>"),
+    "deep": (lambda t, g, tok: '<div class="form form-deep" data-form="deep">', "</div>"),
+    "cards": (lambda t, g, tok: f'<div class="cards cols-{escape(tok.meta["args"] or "3")}">', "</div>"),
+    "card": (lambda t, g, tok: f'<article class="card">{_attr_tag(g, "eyebrow")}<h4>{t}</h4>'
+             if t else f'<article class="card">{_attr_tag(g, "eyebrow")}', "</article>"),
+    "question": (lambda t, g, tok: f'<article class="card question"><p class="eyebrow role">{t}</p><h4>{g}</h4>',
+                 "</article>"),
+    "callout": (lambda t, g, tok: f'<aside class="callout">{_attr_tag(g, "eyebrow")}<h4>{t}</h4>', "</aside>"),
+    "analogy": (lambda t, g, tok: f'<aside class="analogy"><p class="eyebrow">The analogy</p><h4>{t}</h4>',
+                "</aside>"),
+    "versus": (lambda t, g, tok: f'<div class="versus">{_attr_tag(t, "versus-caption")}<div class="versus-sides">',
+               "</div></div>"),
+    "side": (lambda t, g, tok: f'<section class="side">{_attr_tag(g, "eyebrow")}<h4>{t}</h4>', "</section>"),
+    "spoken": (lambda t, g, tok: f'<blockquote class="spoken">{_attr_tag(t, "eyebrow")}', "</blockquote>"),
+    "fast-answers": (lambda t, g, tok: '<div class="fast-answers">', "</div>"),
+    "ask-them": (lambda t, g, tok: '<div class="ask-them">', "</div>"),
+    "steps": (lambda t, g, tok: '<div class="steps">', "</div>"),
+    "corrections": (lambda t, g, tok: '<div class="corrections">', "</div>"),
+    "correction": (lambda t, g, tok: f'<article class="card correction"><p class="eyebrow">Was</p><h4>{t}</h4>',
+                   "</article>"),
+}
+
+
+def install(md: MarkdownIt) -> None:
+    """Register the render rules; they read the Jinja environment and page from `env`."""
+    md.add_render_rule("calc_ref", render_reference)
+    md.add_render_rule("directive", render_directive)
+    md.add_render_rule("container_component_open", render_container)
+    md.add_render_rule("container_component_close", render_container)
+    md.add_render_rule("heading_close", render_heading_close)
+
+
+def render_reference(self, tokens: Sequence[Token], idx: int, options, env) -> str:
+    meta = tokens[idx].meta
+    ref = meta["path"] + (f"|{meta['filter']}" if meta["filter"] else "")
+    title = f' title="{escape(meta["title"])}"' if meta.get("title") else ""
+    return f'<span class="ref" data-ref="{escape(ref)}"{title}>{escape(meta["text"])}</span>'
+
+
+def render_directive(self, tokens: Sequence[Token], idx: int, options, env) -> str:
+    token = tokens[idx]
+    caption = Markup(self.renderInline(token.meta["title_tokens"], options, env))
+    template = env["jinja"].get_template(f"components/{token.info}.html.j2")
+    args = token.content.partition("|")[0].strip()
+    return template.render(value=token.meta.get("values"), caption=caption, path=args, paths=_paths(args)) + "\n"
+
+
+def render_container(self, tokens: Sequence[Token], idx: int, options, env) -> str:
+    token = tokens[idx]
+    stack = env.setdefault("open_components", [])
+    if token.nesting == -1:
+        return stack.pop() + "\n"
+    name = token.meta["name"]
+    title = self.renderInline(token.meta["title_tokens"], options, env)
+    tag = self.renderInline(token.meta["tag_tokens"], options, env)
+    if name == "figure":
+        stack.append("</figure>")
+        return env["jinja"].get_template("components/figure.html.j2").render(
+            picture=token.meta["args"].partition("|")[0].strip(), caption=Markup(tag), steps=token.meta["steps"]) + "\n"
+    opener, closer = CONTAINER_HTML[name]
+    stack.append(closer)
+    return opener(title, tag, token) + "\n"
+
+
+def render_heading_close(self, tokens: Sequence[Token], idx: int, options, env) -> str:
+    opener = tokens[idx - 2]
+    subtitle = opener.meta.get("subtitle_tokens") if isinstance(opener.meta, dict) else None
+    extra = f' <span class="subtitle">{self.renderInline(subtitle, options, env)}</span>' if subtitle else ""
+    return f"{extra}</{tokens[idx].tag}>\n"
+
+
+def count_figure_steps(tokens: list[Token]) -> None:
+    """A figure's steps are the items of the ordered list inside it."""
+    for i, token in enumerate(tokens):
+        if token.type == "container_component_open" and token.meta["name"] == "figure":
+            depth, steps = 0, 0
+            for inner in tokens[i + 1:]:
+                if inner.type == "container_component_open":
+                    depth += 1
+                elif inner.type == "container_component_close":
+                    if depth == 0:
+                        break
+                    depth -= 1
+                elif inner.type == "list_item_open" and inner.level == token.level + 2:
+                    steps += 1
+            token.meta["steps"] = steps

@@ -1,0 +1,145 @@
+"""The compute stage: every reference in a parsed page is looked up in calc, every component
+checked, and every number typed into the prose compared against what calc derives."""
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import Any, Iterator, Mapping
+
+from markdown_it.token import Token
+
+from calc.cards import CARDS
+from calc.models import CATALOGUE
+from calc.present import FILTERS, UnknownFact, leaves, resolve, show
+from calc.units import Result
+
+from .dialect import CONTAINERS, DIRECTIVES
+from .errors import ContentError
+from .pages import Page
+
+TYPED_NUMBER = re.compile(r"(?<![\w.,/-])(\d{1,3}(?:,\d{3})+|\d+)(\.\d+)?(?![\w]|[.,]\d)(\s?×)?")
+NOT_QUANTITIES = re.compile(r"\b(?:docs?|documents?|track|step|steps|volume|vol)\.? \d+(?:\s*(?:,|and|·|–|-)\s*\d+)*", re.I)
+
+
+@dataclass(frozen=True)
+class DerivedNumber:
+    path: str
+    scaled: float
+
+
+def compute(page: Page, namespace: Mapping[str, Any], checks: Mapping[str, Any], pictures: set[str]) -> None:
+    """Resolve references and component arguments in place; raise ContentError on the first fault."""
+    derived = derived_numbers(namespace)
+    names = _name_pattern()
+    for children, line in inline_runs(page):
+        for token in children:
+            if token.type in ("softbreak", "hardbreak"):
+                line += 1
+            elif token.type == "calc_ref":
+                _resolve_reference(page, token, line, namespace)
+            elif token.type == "text":
+                _reject_typed_numbers(page, token.content, line, derived, names)
+    for token in page.tokens:
+        line = page.line(token.map[0]) if token.map else 1
+        if token.type == "container_component_open" and token.meta["name"] not in CONTAINERS:
+            raise ContentError(page.path, line, f"unknown component '::: {token.meta['name']}' "
+                                                f"(known: {', '.join(sorted(CONTAINERS))})")
+        if token.type == "container_component_open" and token.meta["name"] == "figure":
+            _check_figure(page, token, line, pictures)
+        if token.type == "directive":
+            if token.info not in DIRECTIVES:
+                raise ContentError(page.path, line, f"unknown component '@{token.info}' "
+                                                    f"(known: {', '.join('@' + d for d in sorted(DIRECTIVES))})")
+            check = checks.get(token.info)
+            if check:
+                try:
+                    token.meta["values"] = check(token.content.partition("|")[0].strip(), namespace)
+                except (UnknownFact, ValueError, TypeError) as err:
+                    raise ContentError(page.path, line, f"@{token.info}: {_explain(err)}") from None
+
+
+def _check_figure(page: Page, token: Token, line: int, pictures: set[str]) -> None:
+    picture = token.meta["args"].partition("|")[0].strip()
+    if picture not in pictures:
+        raise ContentError(page.path, line, f"no figure picture named '{picture}' "
+                                            f"(known: {', '.join(sorted(pictures)) or 'none'})")
+    if not token.meta.get("steps"):
+        raise ContentError(page.path, line, "a figure needs its steps as a numbered list inside it")
+
+
+def inline_runs(page: Page) -> Iterator[tuple[list[Token], int]]:
+    """Every run of inline tokens in the page, with the file line it starts on."""
+    for key, tokens in page.meta_tokens.items():
+        yield tokens, page.meta_lines.get(key, 1)
+    for token in page.tokens:
+        line = page.line(token.map[0]) if token.map else 1
+        if token.type == "inline":
+            yield token.children or [], line
+        for key in ("title_tokens", "tag_tokens", "subtitle_tokens"):
+            if isinstance(token.meta, dict) and token.meta.get(key):
+                yield token.meta[key], line
+
+
+def _resolve_reference(page: Page, token: Token, line: int, namespace: Mapping[str, Any]) -> None:
+    meta = token.meta
+    if meta.get("malformed"):
+        raise ContentError(page.path, line, f"malformed reference {token.content!r}: "
+                                            "write {{ name.path }} or {{ name.path | number }}")
+    if meta["filter"] and meta["filter"] not in FILTERS + ("digits",):
+        raise ContentError(page.path, line, f"unknown filter '{meta['filter']}' in {token.content} "
+                                            f"(known: {', '.join(FILTERS + ('digits N',))})")
+    try:
+        value = resolve(namespace, meta["path"])
+        filter_name = "" if meta["filter"] == "digits" else meta["filter"]
+        meta["text"] = show(value, filter_name, meta["digits"])
+    except UnknownFact as err:
+        raise ContentError(page.path, line, f"unknown calc reference '{meta['path']}'{_suggest(err)}") from None
+    except TypeError as err:
+        raise ContentError(page.path, line, f"'{meta['path']}' {err}") from None
+    meta["title"] = value.worked if isinstance(value, Result) and meta["filter"] != "worked" else ""
+
+
+def _suggest(err: UnknownFact) -> str:
+    head = err.path.rsplit(".", 1)[0]
+    close = [k for k in err.known if k.startswith(head)] or err.known
+    return f"; known here: {', '.join(close[:12])}" if close else ""
+
+
+def _explain(err: Exception) -> str:
+    if isinstance(err, UnknownFact):
+        return f"unknown calc reference '{err.path}'{_suggest(err)}"
+    return str(err)
+
+
+def derived_numbers(namespace: Mapping[str, Any]) -> list[DerivedNumber]:
+    """Every number calc can print for this namespace, in the unit it is printed in."""
+    found = []
+    for path, value in leaves(namespace):
+        scaled = value.value / value.unit.scale if isinstance(value, Result) else float(value)
+        found.append(DerivedNumber(path, scaled))
+    return found
+
+
+def _reject_typed_numbers(page: Page, text: str, line: int, derived: list[DerivedNumber],
+                          names: re.Pattern) -> None:
+    text = NOT_QUANTITIES.sub(" ", names.sub(" ", text))
+    for match in TYPED_NUMBER.finditer(text):
+        whole, fraction, times = match.group(1), match.group(2) or "", match.group(3)
+        typed = float(whole.replace(",", "") + fraction)
+        decimals = max(len(fraction) - 1, 0)
+        if typed < 10 and not fraction and not times:
+            continue
+        for number in derived:
+            if round(number.scaled, decimals) == typed:
+                raise ContentError(
+                    page.path, line,
+                    f"'{match.group(0).strip()}' is typed by hand, but calc derives it as {number.path}: "
+                    f"write {{{{ {number.path} }}}} so it follows the calculation")
+
+
+def _name_pattern() -> re.Pattern:
+    """Product names carry digits ('Llama 3.1 8B', 'H100 SXM 80 GB') that are not quantities."""
+    names = {m.name for m in CATALOGUE.values()} | {c.name for c in CARDS.values()}
+    families = {" ".join(n.split()[:2]) for n in names}
+    alternatives = sorted(names | families, key=len, reverse=True)
+    return re.compile("|".join(re.escape(n) for n in alternatives))

@@ -1,0 +1,91 @@
+"""A document as it moves through the build, and the first stage: reading it from content/."""
+from __future__ import annotations
+
+import tomllib
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from .catalogue import Entry
+from .errors import ContentError, toml_error_line
+
+FENCE = "+++"
+REQUIRED = {"number": str, "kicker": str, "title": str, "lede": str}
+OPTIONAL = {"title_em": str, "quote": str, "tiles": list}
+
+
+@dataclass
+class Page:
+    """One document: filled in stage by stage, like MkDocs' Page."""
+
+    entry: Entry
+    path: Path
+    meta: dict[str, Any]
+    meta_lines: dict[str, int]
+    body: str
+    body_offset: int
+    tokens: list = field(default_factory=list)
+    meta_tokens: dict[str, list] = field(default_factory=dict)
+    charts: list[dict] = field(default_factory=list)
+    html: str = ""
+
+    def line(self, body_line: int) -> int:
+        """A line of the body (0-based, as markdown-it counts) as a line of the file."""
+        return self.body_offset + body_line + 1
+
+
+def read_page(entry: Entry, content: Path) -> Page:
+    path = content / entry.file
+    text = path.read_text(encoding="utf-8")
+    lines = text.split("\n")
+    if not lines or lines[0].strip() != FENCE:
+        raise ContentError(path, 1, f"a document starts with front matter between two '{FENCE}' lines")
+    try:
+        close = next(i for i in range(1, len(lines)) if lines[i].strip() == FENCE)
+    except StopIteration:
+        raise ContentError(path, 1, f"front matter opened with '{FENCE}' is never closed") from None
+    front = "\n".join(lines[1:close])
+    try:
+        meta = tomllib.loads(front)
+    except tomllib.TOMLDecodeError as err:
+        raise ContentError(path, toml_error_line(err) + 1, f"front matter is not valid TOML: {err}") from None
+    meta_lines = _key_lines(lines[1:close])
+    _check_meta(path, meta, meta_lines, entry)
+    return Page(entry, path, meta, meta_lines, "\n".join(lines[close + 1:]), close + 1)
+
+
+def _key_lines(lines: list[str]) -> dict[str, int]:
+    """The file line of each key, as 'lede' or 'tiles.0.value', for error messages."""
+    found: dict[str, int] = {}
+    tables: dict[str, int] = {}
+    prefix = ""
+    for i, line in enumerate(lines, start=2):
+        stripped = line.strip()
+        if stripped.startswith("[["):
+            name = stripped.strip("[]").strip()
+            index = tables[name] = tables.get(name, -1) + 1
+            prefix = f"{name}.{index}"
+            found[prefix] = i
+        elif "=" in stripped and not stripped.startswith("#"):
+            key = stripped.split("=", 1)[0].strip()
+            found.setdefault(f"{prefix}.{key}" if prefix else key, i)
+    return found
+
+
+def _check_meta(path: Path, meta: dict[str, Any], lines: dict[str, int], entry: Entry) -> None:
+    for key, kind in REQUIRED.items():
+        if key not in meta:
+            raise ContentError(path, 1, f"front matter lacks '{key}'")
+    for key, value in meta.items():
+        kind = REQUIRED.get(key) or OPTIONAL.get(key)
+        if kind is None:
+            known = ", ".join(sorted(REQUIRED) + sorted(OPTIONAL))
+            raise ContentError(path, lines.get(key, 1), f"unknown front matter key '{key}' (known: {known})")
+        if not isinstance(value, kind):
+            raise ContentError(path, lines.get(key, 1), f"'{key}' should be {kind.__name__}, not {type(value).__name__}")
+    if meta["number"] != entry.number:
+        raise ContentError(path, lines.get("number", 1),
+                           f"number is '{meta['number']}' but runbook.toml lists this file as '{entry.number}'")
+    for i, tile in enumerate(meta.get("tiles", [])):
+        if not isinstance(tile, dict) or set(tile) != {"value", "label"}:
+            raise ContentError(path, lines.get(f"tiles.{i}", 1), "each [[tiles]] needs exactly a value and a label")
