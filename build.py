@@ -4,6 +4,7 @@
     python build.py              every written document, and the contents page
     python build.py --doc 06     one document
     python build.py --out DIR    somewhere other than site/
+    python build.py --facts      every name content can refer to, with its value
 
 A fault in content stops the build with `file:line: what is wrong` and leaves site/ as it was.
 """
@@ -19,7 +20,7 @@ from jinja2 import Environment, FileSystemLoader, StrictUndefined, select_autoes
 from markupsafe import Markup
 
 from calc.facts import facts
-from calc.present import resolve, show
+from calc.present import leaves, resolve, show
 from calc.units import Result
 from runbook import components
 from runbook.catalogue import Catalogue, read_catalogue
@@ -133,7 +134,12 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description="Build the LLM Inference Runbook into self-contained HTML files.")
     parser.add_argument("--doc", metavar="NN", help="build only this document, e.g. 06")
     parser.add_argument("--out", type=Path, default=ROOT / "site", help="output folder (default: site/)")
+    parser.add_argument("--facts", action="store_true", help="list every name content can refer to, and stop")
     args = parser.parse_args(argv)
+    if args.facts:
+        for path, value in leaves(facts()):
+            print(f"{{{{ {path} }}}}  =  {show(value)}" + (f"    [{value.worked}]" if isinstance(value, Result) else ""))
+        return 0
     started = time.perf_counter()
     try:
         outputs = build(ROOT, args.out, args.doc)

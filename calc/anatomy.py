@@ -40,7 +40,8 @@ class ParameterCount:
     def feed_forward_share(self) -> Result:
         value = self.model.num_hidden_layers * self.feed_forward_per_layer / self.total.value
         return Result(value, PERCENT, formula="layers × feed-forward ÷ total",
-                      worked=f"{self.model.num_hidden_layers} × {grouped(self.feed_forward_per_layer)} ÷ {grouped(self.total.value)}")
+                      worked=(f"{self.model.num_hidden_layers} × {grouped(self.feed_forward_per_layer)} ÷ "
+                              f"{grouped(self.total.value)} = {PERCENT.show(value)}"))
 
 
 def count_parameters(model: Model) -> ParameterCount:

@@ -13,7 +13,7 @@ from .anatomy import count_parameters
 from .models import CATALOGUE, Model
 from .precision import BF16, FP8, INT4, weight_bytes
 from .stack import REFERENCE, Stack
-from .units import TOKENS, Result, given
+from .units import RATIO, TOKENS, Result, given
 
 BUSY_BATCH = 64
 SHORT_CHAT = 500
@@ -27,6 +27,7 @@ class ModelCache:
     per_token: Result
     per_user: Result
     per_user_at_max: Result
+    versus_stack: Result
 
 
 @dataclass(frozen=True)
@@ -41,11 +42,14 @@ class LongContext:
 
 def model_cache(model: Model, stack: Stack) -> ModelCache:
     per_token = kvcache.bytes_per_token(model, stack.kv_precision)
+    own = kvcache.bytes_per_token(stack.model, stack.kv_precision)
     return ModelCache(
         model=model,
         per_token=per_token,
         per_user=kvcache.bytes_for_tokens(per_token, stack.context_limit),
         per_user_at_max=kvcache.bytes_for_tokens(per_token, model.max_position_embeddings),
+        versus_stack=Result(per_token.value / own.value, RATIO, formula="this model's cache per token ÷ the stack model's",
+                            worked=f"{per_token} ÷ {own} = {RATIO.show(per_token.value / own.value)}"),
     )
 
 
@@ -85,6 +89,7 @@ def facts(stack: Stack = REFERENCE) -> dict[str, object]:
             "per_token": ladder.per_token,
             "per_user": ladder.per_user,
             "per_token_fp8": kvcache.bytes_per_token(stack.model, FP8),
+            "key_width": kvcache.key_width(stack.model),
             "short_chat": given(SHORT_CHAT, TOKENS),
             "short_chat_blocks": kvcache.blocks_for(SHORT_CHAT, stack.block_size),
             "block_size": stack.block_size,
@@ -101,6 +106,10 @@ def facts(stack: Stack = REFERENCE) -> dict[str, object]:
             "at_limit": _read(stack, 1, stack.context_limit),
             "at_max": _read(stack, 1, stack.model.max_position_embeddings),
             "busy": _read(stack, BUSY_BATCH, stack.context_limit),
+        },
+        "floor": {
+            "short": roofline.step_floor(_read(stack, 1, traffic.prompt_p50), stack.card),
+            "busy": roofline.step_floor(_read(stack, BUSY_BATCH, stack.context_limit), stack.card),
         },
         "long_context": long_context(stack),
     }

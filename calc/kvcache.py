@@ -25,6 +25,13 @@ def bytes_per_token(model: Model, kv_precision: Precision) -> Result:
     )
 
 
+def key_width(model: Model) -> Result:
+    """The width of one layer's keys (and of its values): KV heads × head dimension."""
+    value = model.num_key_value_heads * model.head_dim
+    return Result(value, COUNT, formula="kv_heads × head_dim",
+                  worked=f"{model.num_key_value_heads} × {model.head_dim} = {grouped(value)}")
+
+
 def bytes_for_tokens(per_token: Result, tokens: int) -> Result:
     """The cache one sequence holds once it has reached `tokens` tokens."""
     value = per_token.value * tokens
@@ -179,7 +186,7 @@ def stacked_levers(stack: Stack) -> Levers:
         before = per_user[i - 1][1].value if i else cache.value
         steps.append(Lever(name, cache, users_that_fit(budget, cache),
                            Result(before / cache.value, RATIO, formula="per-user cache before ÷ after",
-                                  worked=f"{RATIO.show(before / cache.value)}")))
+                                  worked=f"{GIB_HELD.show(before, 3)} ÷ {cache.show(3)} = {RATIO.show(before / cache.value)}")))
     fp8_weights = weight_bytes(model, FP8)
     weights = weight_bytes(model, stack.weight_precision)
     budget_fp8_weights = budget.value + weights.value - fp8_weights.value
@@ -190,7 +197,8 @@ def stacked_levers(stack: Stack) -> Levers:
         gqa_factor=Result(model.query_heads_per_kv_head, TIMES, formula="num_attention_heads ÷ num_key_value_heads",
                           worked=f"{model.num_attention_heads} ÷ {model.num_key_value_heads} = {model.query_heads_per_kv_head}×"),
         fp8_factor=Result(stack.kv_precision.bytes / fp8.bytes, TIMES, formula="bytes per element before ÷ after",
-                          worked=f"{plain(stack.kv_precision.bytes)} ÷ {plain(fp8.bytes)}"),
+                          worked=(f"{plain(stack.kv_precision.bytes)} B ÷ {plain(fp8.bytes)} B = "
+                                  f"{TIMES.show(stack.kv_precision.bytes / fp8.bytes)}")),
         fp8_weights_budget_gain=Result(gain, PERCENT, formula="KV budget with fp8 weights ÷ KV budget − 1",
                                        worked=(f"({budget} + {weights} − {fp8_weights}) ÷ {budget} − 1 = "
                                                f"{PERCENT.show(gain)}")),

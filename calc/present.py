@@ -64,13 +64,16 @@ def _names(value: Any) -> list[str]:
 
 
 def leaves(namespace: Mapping[str, Any], depth: int = 4) -> Iterator[tuple[str, Any]]:
-    """Every printable fact under the namespace, with its dotted name."""
+    """Every printable fact under the namespace, with its dotted name (an object once, at its shortest)."""
+    seen: set[int] = set()
+
     def walk(prefix: str, value: Any, left: int) -> Iterator[tuple[str, Any]]:
         if isinstance(value, (Result, int, float)) and not isinstance(value, bool):
             yield prefix, value
             return
-        if left == 0 or isinstance(value, str):
+        if left == 0 or isinstance(value, str) or id(value) in seen:
             return
+        seen.add(id(value))
         for name in _names(value):
             try:
                 child = resolve({"v": value}, f"v.{name}")

@@ -6,7 +6,8 @@ from dataclasses import dataclass
 from .kvcache import bytes_per_token
 from .models import Model
 from .precision import Precision, weight_bytes
-from .units import GB_MOVED, PERCENT, RATIO, Result, grouped
+from .cards import Card
+from .units import GB_MOVED, MS, PERCENT, RATIO, Result, grouped
 
 
 @dataclass(frozen=True)
@@ -50,6 +51,13 @@ def decode_read(model: Model, weights: Precision, kv: Precision, batch: int, tok
         cache=Result(cache, GB_MOVED, formula="batch × tokens × per-token cache",
                      worked=f"{grouped(batch)} × {grouped(tokens)} × {grouped(per_token.value)} B = {GB_MOVED.show(cache)}"),
     )
+
+
+def step_floor(read: DecodeRead, card: Card) -> Result:
+    """The shortest a decode step can take: its bytes at the card's full memory bandwidth."""
+    seconds = read.total.value / card.bandwidth.value
+    return Result(seconds, MS, formula="bytes read per step ÷ HBM bandwidth",
+                  worked=f"{read.total} ÷ {card.bandwidth} = {MS.show(seconds)}")
 
 
 def read_growth(longer: DecodeRead, shorter: DecodeRead) -> Result:

@@ -64,7 +64,7 @@ TOKENS = Unit("tokens", 1, "tokens", 0)
 RATIO = Unit("ratio", 1, "×", 1, spaced=False)
 TIMES = Unit("times", 1, "×", 0, spaced=False)
 PERCENT = Unit("percent", 0.01, "%", 0, spaced=False)
-FRACTION = Unit("fraction", 1, "", 2)
+MS = Unit("ms", 0.001, "ms", 1)
 MIB_REPORTED = Unit("MiB", MiB, "MiB", 0)
 
 

@@ -37,6 +37,7 @@ def make_markdown() -> MarkdownIt:
     md.core.ruler.push("component_titles", component_titles)
     md.core.ruler.push("heading_subtitles", heading_subtitles)
     md.core.ruler.push("landing_lines", landing_lines)
+    md.core.ruler.push("fast_answer_pairs", fast_answer_pairs)
     return md
 
 
@@ -122,6 +123,27 @@ def landing_lines(state: StateCore) -> None:
         if children and children[0].type == "text" and children[0].content.startswith(LANDING):
             children[0].content = children[0].content[len(LANDING):]
             token.attrSet("class", "landing")
+
+
+def fast_answer_pairs(state: StateCore) -> None:
+    """Inside `fast-answers`, each ### question and the answer under it become one pair."""
+    out: list[Token] = []
+    depth = 0
+    for token in state.tokens:
+        if token.type == "container_component_open" and token.info.strip().startswith("fast-answers"):
+            depth = token.level + 1
+        elif depth and token.level < depth:
+            if token.type == "container_component_close" and out[-1].type != "container_component_open":
+                out.append(Token("fast_answer_close", "div", -1))
+            depth = 0 if token.type == "container_component_close" else depth
+        elif depth and token.type == "heading_open" and token.level == depth:
+            if out[-1].type != "container_component_open":
+                out.append(Token("fast_answer_close", "div", -1))
+            opener = Token("fast_answer_open", "div", 1)
+            opener.attrSet("class", "fast-answer")
+            out.append(opener)
+        out.append(token)
+    state.tokens = out
 
 
 def slug(text: str) -> str:
