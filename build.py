@@ -4,6 +4,7 @@
     python build.py              every written document, and the contents page
     python build.py --doc 06     one document
     python build.py --out DIR    somewhere other than site/
+    python build.py --content D  from another content folder (a draft, a test case)
     python build.py --facts      every name content can refer to, with its value
 
 A fault in content stops the build with `file:line: what is wrong` and leaves site/ as it was.
@@ -109,9 +110,8 @@ def _script_json(data: object) -> str:
     return json.dumps(data, sort_keys=True, separators=(",", ":"), ensure_ascii=False).replace("</", "<\\/")
 
 
-def build(root: Path, out: Path, only: str | None = None) -> dict[str, bytes]:
+def build(content: Path, out: Path, only: str | None = None, templates: Path = ROOT / "templates") -> dict[str, bytes]:
     """Run every stage; return what was written, by file name."""
-    content, templates = root / "content", root / "templates"
     catalogue, pages = read(content, only)
     md = make_markdown()
     components.install(md)
@@ -134,6 +134,7 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description="Build the LLM Inference Runbook into self-contained HTML files.")
     parser.add_argument("--doc", metavar="NN", help="build only this document, e.g. 06")
     parser.add_argument("--out", type=Path, default=ROOT / "site", help="output folder (default: site/)")
+    parser.add_argument("--content", type=Path, default=ROOT / "content", help="content folder (default: content/)")
     parser.add_argument("--facts", action="store_true", help="list every name content can refer to, and stop")
     args = parser.parse_args(argv)
     if args.facts:
@@ -142,7 +143,7 @@ def main(argv: list[str] | None = None) -> int:
         return 0
     started = time.perf_counter()
     try:
-        outputs = build(ROOT, args.out, args.doc)
+        outputs = build(args.content, args.out, args.doc)
     except ContentError as err:
         print(f"{_relative(err.path)}:{err.line}: {err.message}", file=sys.stderr)
         print("build stopped; the previous site is untouched", file=sys.stderr)

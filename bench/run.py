@@ -1,0 +1,108 @@
+#!/usr/bin/env python3
+"""Measure the runbook: build times, page weight, and first paint in headless Chromium.
+
+    python bench/run.py            a Markdown table, to paste into the README
+    python bench/run.py --json     the same figures as JSON
+
+Build times are the median of several runs of `python build.py` as a reader would type it
+(interpreter start-up included). First contentful paint is the browser's own
+'first-contentful-paint' entry, median over fresh browser contexts, page opened from file://.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+CHROMIUM = os.environ.get("RUNBOOK_CHROMIUM", "/usr/bin/chromium")
+ARGS = ["--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run", "--disable-background-networking",
+        "--disable-component-update", "--disable-sync"]
+
+
+FCP = """() => new Promise(done => new PerformanceObserver(list => {
+  const entry = list.getEntriesByName('first-contentful-paint')[0];
+  if (entry) done(entry.startTime);
+}).observe({type: 'paint', buffered: true}))"""
+
+
+def time_build(out: Path, *extra: str, runs: int) -> float:
+    samples = []
+    for _ in range(runs):
+        started = time.perf_counter()
+        subprocess.run([sys.executable, str(ROOT / "build.py"), "--out", str(out), *extra],
+                       check=True, capture_output=True)
+        samples.append(time.perf_counter() - started)
+    return statistics.median(samples)
+
+
+def first_paint(pages: list[Path], runs: int) -> dict[str, float]:
+    from playwright.sync_api import sync_playwright
+    result = {}
+    with sync_playwright() as playwright:
+        browser = playwright.chromium.launch(executable_path=CHROMIUM, args=ARGS)
+        for path in pages:
+            samples = []
+            for _ in range(runs):
+                context = browser.new_context()
+                page = context.new_page()
+                page.goto(path.as_uri(), wait_until="load")
+                samples.append(page.evaluate(FCP))
+                context.close()
+            result[path.name] = statistics.median(samples)
+        browser.close()
+    return result
+
+
+def measure(runs: int) -> dict:
+    with tempfile.TemporaryDirectory() as tmp:
+        out = Path(tmp) / "site"
+        full = time_build(out, runs=runs)
+        one = time_build(out, "--doc", "06", runs=runs)
+        sizes = {p.name: p.stat().st_size for p in sorted(out.iterdir())}
+        paint = first_paint(sorted(out.iterdir()), runs) if Path(CHROMIUM).exists() else {}
+    return {
+        "machine": f"{platform.machine()}, {os.cpu_count()} cores, Python {platform.python_version()}",
+        "runs": runs,
+        "build_full_s": round(full, 3),
+        "build_doc06_s": round(one, 3),
+        "page_bytes": sizes,
+        "first_contentful_paint_ms": {k: round(v, 1) for k, v in paint.items()},
+    }
+
+
+def table(figures: dict) -> str:
+    lines = [
+        f"Measured by `python bench/run.py` on {figures['machine']} (median of {figures['runs']} runs).",
+        "",
+        "| measure | value |",
+        "| --- | --- |",
+        f"| full site build (`python build.py`) | {figures['build_full_s']:.2f} s |",
+        f"| one document (`python build.py --doc 06`) | {figures['build_doc06_s']:.2f} s |",
+    ]
+    for name, size in figures["page_bytes"].items():
+        lines.append(f"| `{name}` size | {size:,} bytes ({size / 2 ** 20:.2f} MiB) |")
+    for name, ms in figures["first_contentful_paint_ms"].items():
+        lines.append(f"| `{name}` first contentful paint, headless Chromium, file:// | {ms:.0f} ms |")
+    return "\n".join(lines)
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--runs", type=int, default=5)
+    parser.add_argument("--json", action="store_true")
+    args = parser.parse_args()
+    figures = measure(args.runs)
+    print(json.dumps(figures, indent=2) if args.json else table(figures))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,47 @@
+"""Shared fixtures: a site built once per session into a temporary folder, and a real Chromium."""
+from __future__ import annotations
+
+import os
+import shutil
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+import build  # noqa: E402
+
+CHROMIUM = os.environ.get("RUNBOOK_CHROMIUM", "/usr/bin/chromium")
+CHROMIUM_ARGS = [
+    "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
+    "--disable-background-networking", "--disable-component-update", "--disable-sync",
+]
+
+
+@pytest.fixture(scope="session")
+def site(tmp_path_factory) -> Path:
+    out = tmp_path_factory.mktemp("site") / "site"
+    build.build(ROOT / "content", out)
+    return out
+
+
+@pytest.fixture
+def content_copy(tmp_path) -> Path:
+    """A private copy of content/ that a test may break."""
+    copy = tmp_path / "content"
+    shutil.copytree(ROOT / "content", copy)
+    return copy
+
+
+@pytest.fixture(scope="session")
+def browser():
+    if not Path(CHROMIUM).exists():
+        pytest.fail(f"Chromium not found at {CHROMIUM}: install Debian's chromium (apt-get install -y chromium) "
+                    "or set RUNBOOK_CHROMIUM")
+    from playwright.sync_api import sync_playwright
+    with sync_playwright() as playwright:
+        chromium = playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+        yield chromium
+        chromium.close()

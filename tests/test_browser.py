@@ -1,0 +1,136 @@
+"""The built page in a real Chromium, opened from file:// with every network request watched."""
+from __future__ import annotations
+
+import re
+
+import pytest
+from playwright.sync_api import expect
+
+DOC = "06-kv-cache.html"
+
+
+@pytest.fixture
+def page(browser, site):
+    context = browser.new_context(viewport={"width": 1200, "height": 900})
+    page = context.new_page()
+    page.requests = []
+    page.problems = []
+    page.on("request", lambda request: page.requests.append(request.url))
+    page.on("console", lambda message: message.type == "error" and page.problems.append(message.text))
+    page.on("pageerror", lambda error: page.problems.append(str(error)))
+    page.url_of = lambda name, hash="": (site / name).as_uri() + hash
+    yield page
+    context.close()
+
+
+def not_local(page) -> list[str]:
+    return [url for url in page.requests if not url.startswith("file://")]
+
+
+def test_opens_from_file_with_zero_network_requests(page):
+    page.goto(page.url_of(DOC))
+    page.wait_for_selector(".plot .main-svg", state="attached")
+    page.click("text=Deep read")
+    page.wait_for_timeout(300)
+    assert not_local(page) == []
+    assert page.requests == [page.url_of(DOC)]
+    assert page.problems == []
+
+
+def test_the_contents_page_links_the_written_document(page):
+    page.goto(page.url_of("index.html"))
+    page.click(f"main a[href='{DOC}']")
+    page.wait_for_load_state()
+    assert page.url == page.url_of(DOC)
+    assert not_local(page) == []
+
+
+def test_quick_learn_is_the_default_form(page):
+    page.goto(page.url_of(DOC))
+    assert page.is_visible(".form-quick")
+    assert not page.is_visible(".form-deep")
+    assert page.text_content(".hero .form-name") == "Quick learn"
+
+
+def test_switching_to_deep_read_updates_the_url_and_the_page(page):
+    page.goto(page.url_of(DOC))
+    page.click(".switch >> text=Deep read")
+    expect(page.locator("body")).to_have_attribute("data-form", "deep")
+    assert page.url.endswith("#deep")
+    assert page.is_visible(".form-deep")
+    assert not page.is_visible(".form-quick")
+    assert page.text_content(".hero .form-name") == "Deep read"
+    assert page.get_attribute(".switch a[data-form-link=deep]", "aria-current") == "true"
+    page.click(".switch >> text=Quick learn")
+    expect(page.locator("body")).to_have_attribute("data-form", "quick")
+    assert page.url.endswith("#quick") and page.is_visible(".form-quick")
+
+
+def test_a_link_can_open_the_deep_read_directly(page):
+    page.goto(page.url_of(DOC, "#deep"))
+    assert page.is_visible(".form-deep") and not page.is_visible(".form-quick")
+    assert page.text_content(".prevnext .other-form") == "Back to the quick learn"
+
+
+def test_the_chart_is_drawn_once_the_deep_read_shows(page):
+    page.goto(page.url_of(DOC, "#deep"))
+    page.wait_for_selector(".plot .main-svg")
+    traces = page.eval_on_selector(".plot", "node => node.data.map(t => t.name)")
+    assert traces == ["2,048 tokens", "8,192 tokens", "32,768 tokens"]
+    width = page.eval_on_selector(".plot .main-svg", "svg => svg.getBoundingClientRect().width")
+    assert width > 500
+
+
+def test_hovering_a_number_shows_its_arithmetic(page):
+    page.goto(page.url_of(DOC))
+    title = page.get_attribute(".hero .tile [data-ref='ladder.kv_budget']", "title")
+    assert title == "71.68 GiB − 14.96 GiB − 3.00 GiB = 53.73 GiB"
+
+
+def test_the_figure_animates_step_by_step(page):
+    page.goto(page.url_of(DOC))
+    figure = page.locator("figure.anim")
+    assert "playing" in figure.get_attribute("class")
+    page.wait_for_timeout(200)
+    assert figure.locator(".grid-row.hidden").count() > 0
+    figure.locator(".anim-toggle").click()
+    assert "playing" not in figure.get_attribute("class")
+    assert figure.locator(".anim-toggle").text_content() == "Play"
+
+
+def test_reduced_motion_shows_the_whole_figure(browser, site):
+    context = browser.new_context(reduced_motion="reduce")
+    page = context.new_page()
+    page.goto((site / DOC).as_uri())
+    figure = page.locator("figure.anim")
+    assert "playing" not in figure.get_attribute("class")
+    assert figure.locator(".grid-row.hidden").count() == 0
+    context.close()
+
+
+def test_print_flattens_the_figure_to_the_picture_and_numbered_steps(page):
+    page.goto(page.url_of(DOC))
+    page.wait_for_timeout(200)
+    page.emulate_media(media="print")
+    page.evaluate("window.dispatchEvent(new Event('beforeprint'))")
+    figure = page.locator("figure.anim")
+    rows = figure.locator(".grid-row")
+    assert rows.count() == 12
+    opacities = rows.evaluate_all("rows => rows.map(r => getComputedStyle(r).opacity)")
+    assert set(opacities) == {"1"}
+    steps = figure.locator("ol > li")
+    assert steps.count() == 6
+    assert figure.locator("ol").evaluate("ol => getComputedStyle(ol).listStyleType") == "decimal"
+    assert steps.first.is_visible()
+    assert not page.is_visible(".anim-toggle")
+    assert not page.is_visible(".docnav") and not page.is_visible(".topbar")
+
+
+def test_pdf_of_the_document(page):
+    page.goto(page.url_of(DOC))
+    page.wait_for_selector(".plot .main-svg", state="attached")
+    pdf = page.pdf(format="A4", print_background=True)
+    assert pdf.startswith(b"%PDF")
+    pages = len(re.findall(rb"/Type\s*/Page\b(?!s)", pdf))
+    assert pages >= 5, pages
+    assert not_local(page) == []

@@ -1,0 +1,126 @@
+"""calc against the reference stack: every figure the runbook quotes, from configs and datasheets."""
+from __future__ import annotations
+
+import pytest
+
+from calc import kvcache, roofline
+from calc.anatomy import count_parameters
+from calc.cards import H100_SXM
+from calc.facts import facts
+from calc.models import CATALOGUE, LLAMA_3_1_8B, ConfigError, Model
+from calc.precision import BF16, FP8
+from calc.present import UnknownFact, resolve, show
+from calc.stack import REFERENCE
+from calc.units import GiB, KiB
+
+
+@pytest.mark.parametrize("key, expected", [
+    ("llama-3.1-8b", 8_030_261_248),
+    ("llama-3.1-70b", 70_553_706_496),
+    ("llama-3.1-405b", 405_853_388_800),
+])
+def test_parameter_count_is_derived_from_the_config(key, expected):
+    assert count_parameters(CATALOGUE[key]).total.value == expected
+
+
+def test_parameter_count_shows_its_arithmetic():
+    total = count_parameters(LLAMA_3_1_8B).total
+    assert total.worked == ("32 × 218,112,000 + 525,336,576 embedding + 525,336,576 output head + 4,096 "
+                            "= 8,030,261,248")
+
+
+def test_cache_per_token_and_per_user():
+    per_token = kvcache.bytes_per_token(LLAMA_3_1_8B, BF16)
+    assert per_token.value == 131_072 == 128 * KiB
+    assert str(per_token) == "128 KiB"
+    assert per_token.worked == "2 × 32 × 8 × 128 × 2 = 131,072 B = 128 KiB"
+    per_user = kvcache.bytes_for_tokens(per_token, 8_192)
+    assert per_user.value == 1 * GiB
+    assert str(per_user) == "1.00 GiB"
+
+
+def test_the_reference_ladder():
+    ladder = kvcache.ladder(REFERENCE)
+    assert str(ladder.capacity) == "79.65 GiB"
+    assert str(ladder.pool) == "71.68 GiB"
+    assert str(ladder.weights) == "14.96 GiB"
+    assert str(ladder.activations) == "3.00 GiB"
+    assert str(ladder.kv_budget) == "53.73 GiB"
+    assert str(ladder.per_token) == "128 KiB"
+    assert str(ladder.per_user) == "1.00 GiB"
+    assert ladder.users_worst.value == 53
+    assert ladder.users_paged.value == 191
+    assert str(ladder.paging_gain) == "3.6×"
+    assert ladder.kv_budget.worked == "71.68 GiB − 14.96 GiB − 3.00 GiB = 53.73 GiB"
+
+
+def test_rounding_happens_once_at_display():
+    ladder = kvcache.ladder(REFERENCE)
+    exact_pool = 81_559 * 1024 ** 2 * 0.90
+    assert ladder.pool.value == pytest.approx(exact_pool)
+    # 71.68, not the 71.69 you get from multiplying an already-rounded 79.65 GiB
+    assert str(ladder.pool) == "71.68 GiB"
+
+
+def test_paged_users_count_whole_blocks():
+    ladder = kvcache.ladder(REFERENCE)
+    assert kvcache.blocks_for(2_300, 16) == 144
+    assert ladder.per_user_paged.value == 144 * 16 * 131_072
+    assert kvcache.blocks_for(500, 16) == 32
+    assert kvcache.blocks_for(16, 16) == 1
+
+
+def test_stacked_levers_floor_the_exact_quotient():
+    levers = kvcache.stacked_levers(REFERENCE)
+    assert [step.users.value for step in levers.steps] == [13, 53, 107, 382]
+    assert str(levers.gqa_factor) == "4×"
+    assert str(levers.fp8_factor) == "2×"
+    assert str(levers.fp8_weights_budget_gain) == "14%"
+
+
+def test_recompute_ratio_is_quadratic():
+    assert str(kvcache.recompute_cost_ratio(2_000, 300)) == "280×"
+    assert str(kvcache.recompute_cost_ratio(8_000, 1_000)) == "944×"
+    assert kvcache.recompute_cost_ratio(1, 1).value == 1
+
+
+def test_cache_share_of_the_decode_read():
+    busy = roofline.decode_read(LLAMA_3_1_8B, BF16, BF16, 64, 8_192)
+    assert str(busy.cache) == "68.72 GB"
+    assert str(busy.weights) == "16.06 GB"
+    assert str(busy.cache_share) == "81%"
+    at_max = roofline.decode_read(LLAMA_3_1_8B, BF16, BF16, 1, 131_072)
+    assert str(at_max.cache_share) == "52%"
+    short = roofline.decode_read(LLAMA_3_1_8B, BF16, BF16, 1, 2_000)
+    assert short.cache_share.show(1) == "1.6%"
+
+
+def test_fp8_halves_the_cache():
+    assert kvcache.bytes_per_token(LLAMA_3_1_8B, FP8).value == 65_536
+
+
+def test_card_figures_are_dense():
+    assert H100_SXM.bf16_dense_tflops < 1_000
+    assert "sparsity" in H100_SXM.source
+
+
+def test_model_from_config_rejects_bad_fields():
+    with pytest.raises(ConfigError, match="num_hidden_layers: missing"):
+        Model.from_config({"hidden_size": 4096})
+    with pytest.raises(ConfigError, match="num_key_value_heads"):
+        Model.from_config({"num_hidden_layers": 2, "hidden_size": 64, "num_attention_heads": 8,
+                           "num_key_value_heads": 3, "intermediate_size": 128, "vocab_size": 10})
+    with pytest.raises(ConfigError, match="expected a whole number"):
+        Model.from_config({"num_hidden_layers": "many", "hidden_size": 64, "num_attention_heads": 8,
+                           "intermediate_size": 128, "vocab_size": 10})
+
+
+def test_facts_resolve_and_show():
+    namespace = facts()
+    assert show(resolve(namespace, "ladder.kv_budget")) == "53.73 GiB"
+    assert show(resolve(namespace, "ladder.kv_budget"), "number") == "53.73"
+    assert show(resolve(namespace, "model.num_key_value_heads")) == "8"
+    assert show(resolve(namespace, "long_context.users_worst")) == "3"
+    with pytest.raises(UnknownFact) as err:
+        resolve(namespace, "ladder.kv_budgt")
+    assert "ladder.kv_budget" in err.value.known
