@@ -13,7 +13,7 @@ from .anatomy import count_parameters
 from .models import CATALOGUE, Model
 from .precision import BF16, FP8, INT4, weight_bytes
 from .stack import REFERENCE, Stack
-from .units import RATIO, TOKENS, Result, given
+from .units import MS, MS_WHOLE, PERCENT, RATIO, SECONDS, TOKENS, Result, given
 
 BUSY_BATCH = 64
 SHORT_CHAT = 500
@@ -69,6 +69,20 @@ def _read(stack: Stack, batch: int, tokens: int) -> roofline.DecodeRead:
     return roofline.decode_read(stack.model, stack.weight_precision, stack.kv_precision, batch, tokens)
 
 
+def floors(stack: Stack) -> dict[str, Result]:
+    """The bandwidth floor on a decode step, and how much of the ITL promise the busy one uses."""
+    short = roofline.step_floor(_read(stack, 1, stack.traffic.prompt_p50), stack.card)
+    busy = roofline.step_floor(_read(stack, BUSY_BATCH, stack.context_limit), stack.card)
+    promise = stack.promise.itl_p95_s
+    share = busy.value / promise
+    return {
+        "short": short,
+        "busy": busy,
+        "busy_of_promise": Result(share, PERCENT, formula="busy step floor ÷ ITL promise",
+                                  worked=f"{busy} ÷ {MS_WHOLE.show(promise)} = {PERCENT.show(share)}"),
+    }
+
+
 def facts(stack: Stack = REFERENCE) -> dict[str, object]:
     """The namespace a document's references resolve in."""
     traffic = stack.traffic
@@ -107,9 +121,10 @@ def facts(stack: Stack = REFERENCE) -> dict[str, object]:
             "at_max": _read(stack, 1, stack.model.max_position_embeddings),
             "busy": _read(stack, BUSY_BATCH, stack.context_limit),
         },
-        "floor": {
-            "short": roofline.step_floor(_read(stack, 1, traffic.prompt_p50), stack.card),
-            "busy": roofline.step_floor(_read(stack, BUSY_BATCH, stack.context_limit), stack.card),
+        "promise": {
+            "ttft": given(stack.promise.ttft_p95_s, SECONDS, "time to first token, p95"),
+            "itl": given(stack.promise.itl_p95_s, MS_WHOLE, "inter-token latency, p95"),
         },
+        "floor": floors(stack),
         "long_context": long_context(stack),
     }

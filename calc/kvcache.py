@@ -7,7 +7,7 @@ from dataclasses import dataclass, replace
 from .models import Model
 from .precision import FP8, Precision, weight_bytes
 from .stack import Stack
-from .units import COUNT, GIB_HELD, KIB_HELD, PERCENT, RATIO, TIMES, Result, floor_count, given, grouped, plain
+from .units import COUNT, FRACTION, GIB_HELD, KIB_HELD, PERCENT, RATIO, TIMES, Result, floor_count, given, grouped, plain
 
 FORMULA = "bytes = 2 × layers × kv_heads × head_dim × seq_len × bytes_per_element"
 
@@ -73,6 +73,18 @@ class Ladder:
     per_user_paged: Result
     users_paged: Result
     paging_gain: Result
+
+    @property
+    def utilisation(self) -> Result:
+        return given(self.stack.gpu_memory_utilization, FRACTION, "gpu_memory_utilization")
+
+    @property
+    def held_back(self) -> Result:
+        """What the utilisation fraction keeps from the engine: allocator, fragmentation, CUDA context."""
+        value = self.capacity.value - self.pool.value
+        return Result(value, GIB_HELD, formula="reported capacity × (1 − utilisation)",
+                      worked=(f"{self.capacity} × (1 − {self.stack.gpu_memory_utilization:.2f}) = "
+                              f"{GIB_HELD.show(value)}"))
 
     @property
     def weights_fit(self) -> bool:

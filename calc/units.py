@@ -65,6 +65,9 @@ RATIO = Unit("ratio", 1, "×", 1, spaced=False)
 TIMES = Unit("times", 1, "×", 0, spaced=False)
 PERCENT = Unit("percent", 0.01, "%", 0, spaced=False)
 MS = Unit("ms", 0.001, "ms", 1)
+MS_WHOLE = Unit("ms", 0.001, "ms", 0)
+SECONDS = Unit("s", 1, "s", 1)
+FRACTION = Unit("fraction", 1, "", 2)
 MIB_REPORTED = Unit("MiB", MiB, "MiB", 0)
 
 
