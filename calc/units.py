@@ -15,7 +15,6 @@ from dataclasses import dataclass
 KiB = 1024
 MiB = 1024 ** 2
 GiB = 1024 ** 3
-KB = 1000
 GB = 1000 ** 3
 TB = 1000 ** 4
 
@@ -54,7 +53,6 @@ class Unit:
 
 GIB_HELD = Unit("GiB", GiB, "GiB", 2)
 KIB_HELD = Unit("KiB", KiB, "KiB", 0)
-BYTES = Unit("B", 1, "B", 0)
 GB_MOVED = Unit("GB", GB, "GB", 2)
 TB_PER_S = Unit("TB/s", TB, "TB/s", 2)
 GB_PER_S = Unit("GB/s", GB, "GB/s", 0)

@@ -8,7 +8,6 @@ from markdown_it import MarkdownIt
 from markdown_it.token import Token
 from markupsafe import Markup
 
-from calc.kvcache import Ladder, Levers
 from calc.present import resolve
 from calc.roofline import DecodeRead
 from calc.units import Result
@@ -34,19 +33,19 @@ def _worked(args: str, namespace: Mapping[str, Any]) -> list[Result]:
     return [_one(p, namespace, Result, "a derived result with arithmetic") for p in paths]
 
 
-def _no_args(key: str, kind: type) -> Callable[[str, Mapping[str, Any]], Any]:
+def _no_args(key: str) -> Callable[[str, Mapping[str, Any]], Any]:
     def check(args: str, namespace: Mapping[str, Any]) -> Any:
         if args:
             raise ValueError(f"takes no arguments, got '{args}'")
-        return namespace[key] if isinstance(namespace[key], kind) else None
+        return namespace[key]
     return check
 
 
 CHECKS: dict[str, Callable[[str, Mapping[str, Any]], Any]] = {
     "formula": lambda args, ns: _one(args, ns, str, "a formula"),
     "worked": _worked,
-    "ladder": _no_args("ladder", Ladder),
-    "levers": _no_args("levers", Levers),
+    "ladder": _no_args("ladder"),
+    "levers": _no_args("levers"),
     "split": lambda args, ns: _one(args, ns, DecodeRead, "a decode read (such as read.busy)"),
     "chart": charts.build,
 }
