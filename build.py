@@ -28,13 +28,15 @@ from runbook.catalogue import Catalogue, read_catalogue
 from runbook.compute import compute
 from runbook.dialect import make_markdown
 from runbook.errors import ContentError
-from runbook.inline import inline_assets
+from runbook.inline import NotSelfContained, inline_assets
 from runbook.pages import Page, read_page
+from runbook.vendor import VendorError
 from runbook.write import write_site
 
 ROOT = Path(__file__).resolve().parent
-CSP = ("default-src 'none'; script-src 'unsafe-inline'; style-src 'unsafe-inline'; img-src data:; "
-       "font-src data:; connect-src 'none'; base-uri 'none'; form-action 'none'")
+CSP = ("default-src 'none'; script-src 'unsafe-inline' blob: 'wasm-unsafe-eval'; worker-src blob:; "
+       "style-src 'unsafe-inline'; img-src data: blob:; font-src data:; connect-src 'none'; base-uri 'none'; "
+       "form-action 'none'")
 
 
 def read(content: Path, only: str | None) -> tuple[Catalogue, list[Page]]:
@@ -98,6 +100,7 @@ def render(page: Page, catalogue: Catalogue, md, jinja: Environment) -> None:
         lede=inline["lede"], quote=inline.get("quote"), tiles=tiles,
         body=Markup(md.renderer.render(page.tokens, md.options, env)),
         charts=bool(charts), charts_json=Markup(_script_json(charts)),
+        calculator=any(t.type == "directive" and t.info == "calculator" for t in page.tokens),
     )
 
 
@@ -146,6 +149,10 @@ def main(argv: list[str] | None = None) -> int:
         outputs = build(args.content, args.out, args.doc)
     except ContentError as err:
         print(f"{_relative(err.path)}:{err.line}: {err.message}", file=sys.stderr)
+        print("build stopped; the previous site is untouched", file=sys.stderr)
+        return 1
+    except (VendorError, NotSelfContained) as err:
+        print(f"build.py: {err}", file=sys.stderr)
         print("build stopped; the previous site is untouched", file=sys.stderr)
         return 1
     for name, data in sorted(outputs.items()):

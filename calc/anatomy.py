@@ -50,8 +50,10 @@ def count_parameters(model: Model) -> ParameterCount:
     q_width = model.num_attention_heads * head_dim
     kv_width = model.num_key_value_heads * head_dim
     attention = hidden * q_width + 2 * hidden * kv_width + q_width * hidden
-    if model.attention_bias:
-        attention += q_width + 2 * kv_width + hidden
+    if model.qkv_bias:
+        attention += q_width + 2 * kv_width
+    if model.output_bias:
+        attention += hidden
     one_expert = 3 * hidden * model.intermediate_size
     if model.mlp_bias:
         one_expert += 2 * model.intermediate_size + hidden
@@ -63,7 +65,7 @@ def count_parameters(model: Model) -> ParameterCount:
         model=model,
         attention_per_layer=attention,
         feed_forward_per_layer=feed_forward,
-        norms_per_layer=2 * hidden,
+        norms_per_layer=2 * hidden + (2 * head_dim if model.qk_norm else 0),
         embedding=embedding,
         unembedding=0 if model.tie_word_embeddings else embedding,
         final_norm=hidden,

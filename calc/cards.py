@@ -29,7 +29,8 @@ class Card:
 
     @property
     def bandwidth(self) -> Result:
-        return given(self.hbm_tb_per_s * TB, TB_PER_S, "HBM bandwidth")
+        value = self.hbm_tb_per_s * TB
+        return given(value, TB_PER_S if value >= TB else GB_PER_S, "memory bandwidth")
 
     @property
     def bf16_dense(self) -> Result:
@@ -44,6 +45,10 @@ class Card:
         return given(self.interconnect_gb_per_s * 1e9, GB_PER_S, f"{self.interconnect} bandwidth")
 
 
+def _nvidia(sheet: str, smi: str) -> str:
+    return f"NVIDIA {sheet} datasheet, dense figures (the datasheet's larger ones assume 2:4 sparsity); {smi}"
+
+
 H100_SXM = Card(
     name="H100 SXM 80 GB",
     marketed_gb=80,
@@ -54,10 +59,130 @@ H100_SXM = Card(
     power_w=700,
     interconnect="NVLink 4",
     interconnect_gb_per_s=900,
-    source=("NVIDIA H100 Tensor Core GPU datasheet (SXM column; 1,979 bf16 and 3,958 fp8 TFLOP/s there are "
-            "the 2:4 sparsity figures, halved here); 81,559 MiB is nvidia-smi's total on an H100 80GB HBM3"),
+    source=_nvidia("H100 Tensor Core GPU (SXM column: 1,979 bf16 and 3,958 fp8 TFLOP/s there are sparse)",
+                   "81,559 MiB is nvidia-smi's total on an H100 80GB HBM3"),
+)
+
+H100_PCIE = Card(
+    name="H100 PCIe 80 GB",
+    marketed_gb=80,
+    reported_mib=81559,
+    hbm_tb_per_s=2.0,
+    bf16_dense_tflops=756.5,
+    fp8_dense_tflops=1513.0,
+    power_w=350,
+    interconnect="PCIe Gen5 x16",
+    interconnect_gb_per_s=128,
+    source=_nvidia("H100 Tensor Core GPU (PCIe column: 1,513 bf16 and 3,026 fp8 TFLOP/s there are sparse)",
+                   "81,559 MiB as nvidia-smi reports the 80 GB part"),
+)
+
+H200_SXM = Card(
+    name="H200 SXM 141 GB",
+    marketed_gb=141,
+    reported_mib=143771,
+    hbm_tb_per_s=4.8,
+    bf16_dense_tflops=989.4,
+    fp8_dense_tflops=1978.9,
+    power_w=700,
+    interconnect="NVLink 4",
+    interconnect_gb_per_s=900,
+    source=_nvidia("H200 Tensor Core GPU (SXM column: 1,979 bf16 and 3,958 fp8 TFLOP/s there are sparse)",
+                   "143,771 MiB is nvidia-smi's total on an H200"),
+)
+
+B200 = Card(
+    name="B200 180 GB",
+    marketed_gb=180,
+    reported_mib=183359,
+    hbm_tb_per_s=8.0,
+    bf16_dense_tflops=2250,
+    fp8_dense_tflops=4500,
+    power_w=1000,
+    interconnect="NVLink 5",
+    interconnect_gb_per_s=1800,
+    source=_nvidia("HGX B200 (per GPU: 4.5 PFLOP/s bf16 and 9 PFLOP/s fp8 there are sparse; 64 TB/s HBM over eight GPUs)",
+                   "183,359 MiB is nvidia-smi's total on a B200"),
+)
+
+A100_80 = Card(
+    name="A100 SXM 80 GB",
+    marketed_gb=80,
+    reported_mib=81920,
+    hbm_tb_per_s=2.039,
+    bf16_dense_tflops=312,
+    fp8_dense_tflops=0,
+    power_w=400,
+    interconnect="NVLink 3",
+    interconnect_gb_per_s=600,
+    source=_nvidia("A100 Tensor Core GPU (80GB SXM column: 624 bf16 TFLOP/s there is sparse; no fp8 tensor cores)",
+                   "81,920 MiB is nvidia-smi's total on an A100 80GB"),
+)
+
+A100_40 = Card(
+    name="A100 SXM 40 GB",
+    marketed_gb=40,
+    reported_mib=40960,
+    hbm_tb_per_s=1.555,
+    bf16_dense_tflops=312,
+    fp8_dense_tflops=0,
+    power_w=400,
+    interconnect="NVLink 3",
+    interconnect_gb_per_s=600,
+    source=_nvidia("A100 Tensor Core GPU (40GB SXM column: 624 bf16 TFLOP/s there is sparse; no fp8 tensor cores)",
+                   "40,960 MiB is nvidia-smi's total on an A100 40GB"),
+)
+
+L40S = Card(
+    name="L40S 48 GB",
+    marketed_gb=48,
+    reported_mib=46068,
+    hbm_tb_per_s=0.864,
+    bf16_dense_tflops=362.05,
+    fp8_dense_tflops=733,
+    power_w=350,
+    interconnect="PCIe Gen4 x16",
+    interconnect_gb_per_s=64,
+    source=_nvidia("L40S (733 bf16 and 1,466 fp8 TFLOP/s there are sparse; GDDR6, not HBM)",
+                   "46,068 MiB is nvidia-smi's total on an L40S"),
+)
+
+L4 = Card(
+    name="L4 24 GB",
+    marketed_gb=24,
+    reported_mib=23034,
+    hbm_tb_per_s=0.3,
+    bf16_dense_tflops=121,
+    fp8_dense_tflops=242.5,
+    power_w=72,
+    interconnect="PCIe Gen4 x16",
+    interconnect_gb_per_s=64,
+    source=_nvidia("L4 Tensor Core GPU (242 bf16 and 485 fp8 TFLOP/s there are sparse; GDDR6, not HBM)",
+                   "23,034 MiB is nvidia-smi's total on an L4"),
+)
+
+MI300X = Card(
+    name="MI300X 192 GB",
+    marketed_gb=192,
+    reported_mib=196592,
+    hbm_tb_per_s=5.3,
+    bf16_dense_tflops=1307.4,
+    fp8_dense_tflops=2614.9,
+    power_w=750,
+    interconnect="Infinity Fabric",
+    interconnect_gb_per_s=896,
+    source=("AMD Instinct MI300X data sheet, dense figures (2,614.9 bf16 and 5,229.8 fp8 TFLOP/s there are sparse); "
+            "196,592 MiB is what rocminfo reports in all (eight CPX partitions of 24,574 MiB)"),
 )
 
 CARDS: dict[str, Card] = {
     "h100-sxm": H100_SXM,
+    "h100-pcie": H100_PCIE,
+    "h200-sxm": H200_SXM,
+    "b200": B200,
+    "a100-80": A100_80,
+    "a100-40": A100_40,
+    "l40s": L40S,
+    "l4": L4,
+    "mi300x": MI300X,
 }

@@ -54,7 +54,7 @@ def model_cache(model: Model, stack: Stack) -> ModelCache:
 
 
 def long_context(stack: Stack) -> LongContext:
-    longest = stack.model.max_position_embeddings
+    longest = max(stack.model.max_position_embeddings, stack.context_limit)
     stretched = kvcache.ladder(replace(stack, context_limit=longest))
     read = _read(stack, 1, longest)
     return LongContext(
@@ -118,7 +118,7 @@ def facts(stack: Stack = REFERENCE) -> dict[str, object]:
         "read": {
             "short": _read(stack, 1, traffic.prompt_p50),
             "at_limit": _read(stack, 1, stack.context_limit),
-            "at_max": _read(stack, 1, stack.model.max_position_embeddings),
+            "at_max": _read(stack, 1, stack.model.tokens_cached(max(stack.model.max_position_embeddings, 1))),
             "busy": _read(stack, BUSY_BATCH, stack.context_limit),
         },
         "promise": {

@@ -116,8 +116,8 @@ def ladder(stack: Stack) -> Ladder:
         worked=f"{pool} − {weights} − {activations} = {GIB_HELD.show(budget_value)}",
     )
     per_token = bytes_per_token(stack.model, stack.kv_precision)
-    per_user = bytes_for_tokens(per_token, stack.context_limit)
-    per_user_paged = bytes_paged(per_token, stack.typical_conversation, stack.block_size)
+    per_user = bytes_for_tokens(per_token, stack.model.tokens_cached(stack.context_limit))
+    per_user_paged = bytes_paged(per_token, stack.model.tokens_cached(stack.typical_conversation), stack.block_size)
     return Ladder(
         stack=stack,
         capacity=capacity,
@@ -171,6 +171,12 @@ class Levers:
         return (self.multi_head, self.gqa, self.fp8_cache, self.paging)
 
     @property
+    def bar_widths(self) -> list[float]:
+        """Each step's users as a percentage of the last step's, for drawing the bars."""
+        top = max(self.paging.users.value, 1)
+        return [round(100 * step.users.value / top, 2) for step in self.steps]
+
+    @property
     def total_gain(self) -> Result:
         first, last = self.steps[0].per_user.value, self.steps[-1].per_user.value
         return Result(first / last, RATIO, formula="first per-user cache ÷ last",
@@ -184,14 +190,15 @@ def stacked_levers(stack: Stack) -> Levers:
     twin of the model would also carry larger K and V projections; see the deep read.)
     """
     budget = ladder(stack).kv_budget
-    model, tokens = stack.model, stack.context_limit
+    model = stack.model
+    tokens, typical = model.tokens_cached(stack.context_limit), model.tokens_cached(stack.typical_conversation)
     multi_head = replace(model, num_key_value_heads=model.num_attention_heads)
     fp8 = FP8 if stack.kv_precision.bytes > FP8.bytes else stack.kv_precision
     per_user = [
         ("multi_head", bytes_for_tokens(bytes_per_token(multi_head, stack.kv_precision), tokens)),
         ("gqa", bytes_for_tokens(bytes_per_token(model, stack.kv_precision), tokens)),
         ("fp8_cache", bytes_for_tokens(bytes_per_token(model, fp8), tokens)),
-        ("paging", bytes_paged(bytes_per_token(model, fp8), stack.typical_conversation, stack.block_size)),
+        ("paging", bytes_paged(bytes_per_token(model, fp8), typical, stack.block_size)),
     ]
     steps = []
     for i, (name, cache) in enumerate(per_user):

@@ -19,7 +19,9 @@ class Model:
     """A decoder-only transformer, with config.json's own field names.
 
     `head_dim` is read when the config gives it and otherwise derived as
-    hidden_size / num_attention_heads, which is what the Llama code does.
+    hidden_size / num_attention_heads, which is what the Llama code does. Biases and extra
+    norms that an architecture implies without a config field (Qwen2's q, k and v biases,
+    Qwen3's per-head q and k norms) are set from `architectures`.
     """
 
     name: str
@@ -33,10 +35,14 @@ class Model:
     tie_word_embeddings: bool = False
     max_position_embeddings: int = 0
     head_dim_given: int | None = field(default=None, repr=False)
-    attention_bias: bool = False
+    qkv_bias: bool = False
+    output_bias: bool = False
     mlp_bias: bool = False
+    qk_norm: bool = False
     num_local_experts: int = 1
     num_experts_per_tok: int = 1
+    sliding_window: int | None = None
+    architecture: str = "LlamaForCausalLM"
 
     @property
     def head_dim(self) -> int:
@@ -52,6 +58,10 @@ class Model:
     def is_mixture_of_experts(self) -> bool:
         return self.num_local_experts > 1
 
+    def tokens_cached(self, tokens: int) -> int:
+        """Tokens whose keys and values a sequence of `tokens` keeps: a sliding window caps them."""
+        return min(tokens, self.sliding_window) if self.sliding_window else tokens
+
     @classmethod
     def from_config(cls, config: Mapping[str, Any], name: str = "", source: str = "") -> "Model":
         """Build a model from a parsed config.json, checking every field it relies on."""
@@ -60,6 +70,8 @@ class Model:
         inner = config.get("text_config")
         if isinstance(inner, Mapping) and "hidden_size" not in config:
             config = inner
+        architecture = _architecture(config)
+        traits = ARCHITECTURES[architecture]
         layers = _whole(config, "num_hidden_layers")
         hidden = _whole(config, "hidden_size")
         heads = _whole(config, "num_attention_heads")
@@ -86,14 +98,62 @@ class Model:
             tie_word_embeddings=_flag(config, "tie_word_embeddings"),
             max_position_embeddings=_whole(config, "max_position_embeddings", default=0, minimum=0),
             head_dim_given=head_dim,
-            attention_bias=_flag(config, "attention_bias"),
+            qkv_bias=traits.qkv_bias or _flag(config, "attention_bias"),
+            output_bias=_flag(config, "attention_bias"),
             mlp_bias=_flag(config, "mlp_bias"),
+            qk_norm=traits.qk_norm,
             num_local_experts=experts,
             num_experts_per_tok=_whole(config, "num_experts_per_tok", default=1) if experts > 1 else 1,
+            sliding_window=_window(config),
+            architecture=architecture,
         )
 
 
+@dataclass(frozen=True)
+class Traits:
+    """What an architecture implies beyond its config's fields."""
+
+    qkv_bias: bool = False
+    qk_norm: bool = False
+
+
+ARCHITECTURES: dict[str, Traits] = {
+    "LlamaForCausalLM": Traits(),
+    "MistralForCausalLM": Traits(),
+    "MixtralForCausalLM": Traits(),
+    "Qwen2ForCausalLM": Traits(qkv_bias=True),
+    "Qwen3ForCausalLM": Traits(qk_norm=True),
+}
+_MODEL_TYPES = {"llama": "LlamaForCausalLM", "mistral": "MistralForCausalLM", "mixtral": "MixtralForCausalLM",
+                "qwen2": "Qwen2ForCausalLM", "qwen3": "Qwen3ForCausalLM"}
 _LARGEST_SENSIBLE = 10 ** 7
+
+
+def _architecture(config: Mapping[str, Any]) -> str:
+    """The config's architecture, if calc knows how to count it; Llama-style when it says nothing."""
+    named = config.get("architectures")
+    if named is not None:
+        if not isinstance(named, list) or not named or not all(isinstance(a, str) for a in named):
+            raise ConfigError("architectures", f"expected a list of names such as [\"LlamaForCausalLM\"], got {named!r}")
+        for name in named:
+            if name in ARCHITECTURES:
+                return name
+        raise ConfigError("architectures", f"{', '.join(named)} is not an architecture calc can size "
+                                           f"(it knows {', '.join(ARCHITECTURES)})")
+    model_type = config.get("model_type")
+    if model_type is None:
+        return "LlamaForCausalLM"
+    if model_type not in _MODEL_TYPES:
+        raise ConfigError("model_type", f"{model_type!r} is not an architecture calc can size "
+                                        f"(it knows {', '.join(sorted(_MODEL_TYPES))})")
+    return _MODEL_TYPES[model_type]
+
+
+def _window(config: Mapping[str, Any]) -> int | None:
+    """Sliding-window attention caps the cache, unless the config switches the window off."""
+    if config.get("use_sliding_window") is False:
+        return None
+    return _whole(config, "sliding_window", default=None)
 
 
 def _whole(config: Mapping[str, Any], key: str, default: Any = ..., minimum: int = 1) -> Any:
@@ -102,6 +162,10 @@ def _whole(config: Mapping[str, Any], key: str, default: Any = ..., minimum: int
             raise ConfigError(key, "missing; calc needs it to size the model")
         return default
     value = config[key]
+    if isinstance(value, float) and value != value:
+        raise ConfigError(key, "expected a whole number, got NaN")
+    if isinstance(value, float) and value in (float("inf"), float("-inf")):
+        raise ConfigError(key, f"expected a whole number, got {value}")
     if isinstance(value, bool) or not isinstance(value, (int, float)) or value != int(value):
         raise ConfigError(key, f"expected a whole number, got {value!r}")
     value = int(value)

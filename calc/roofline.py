@@ -67,7 +67,19 @@ def read_growth(longer: DecodeRead, shorter: DecodeRead) -> Result:
                   worked=f"{longer.total} ÷ {shorter.total} = {RATIO.show(value)}")
 
 
-def cache_share_curve(model: Model, weights: Precision, kv: Precision, tokens: int,
-                      batches: list[int]) -> list[float]:
-    """The cache's share of each step's read, as a fraction, for each batch size."""
-    return [decode_read(model, weights, kv, b, tokens).cache_share.value for b in batches]
+CURVE_BATCHES = (1, 2, 4, 8, 16, 32, 64, 128, 256)
+CURVE_LENGTHS = (2_048, 8_192, 32_768)
+
+
+def cache_share_curves(model: Model, weights: Precision, kv: Precision) -> list[dict]:
+    """The cache's share of each step's read, in percent, against batch, at three lengths.
+
+    A sliding window caps what each sequence holds, so a length past the window reads no more.
+    """
+    curves = []
+    for tokens in CURVE_LENGTHS:
+        held = model.tokens_cached(tokens)
+        shares = [decode_read(model, weights, kv, b, held).cache_share.value for b in CURVE_BATCHES]
+        curves.append({"name": f"{grouped(tokens)} tokens", "x": list(CURVE_BATCHES),
+                       "y": [round(100 * share, 2) for share in shares]})
+    return curves

@@ -3,11 +3,8 @@ from __future__ import annotations
 
 from typing import Any, Callable, Mapping
 
-from calc.roofline import cache_share_curve
-from calc.units import grouped
+from calc.roofline import CURVE_BATCHES, cache_share_curves
 
-BATCHES = [1, 2, 4, 8, 16, 32, 64, 128, 256]
-LENGTHS = [2_048, 8_192, 32_768]
 PALETTE = ["#0f766e", "#b45309", "#7c3aed"]
 
 
@@ -15,12 +12,9 @@ def cache_share(namespace: Mapping[str, Any]) -> dict[str, Any]:
     """The cache's share of every decode step's read, against batch size, at three lengths."""
     stack = namespace["stack"]
     series = []
-    for tokens, colour in zip(LENGTHS, PALETTE):
-        shares = cache_share_curve(stack.model, stack.weight_precision, stack.kv_precision, tokens, BATCHES)
+    for curve, colour in zip(cache_share_curves(stack.model, stack.weight_precision, stack.kv_precision), PALETTE):
         series.append({
-            "name": f"{grouped(tokens)} tokens",
-            "x": BATCHES,
-            "y": [round(100 * s, 2) for s in shares],
+            **curve,
             "mode": "lines+markers",
             "type": "scatter",
             "line": {"color": colour, "width": 3},
@@ -31,7 +25,7 @@ def cache_share(namespace: Mapping[str, Any]) -> dict[str, Any]:
         "data": series,
         "layout": {
             "xaxis": {"title": {"text": "sequences decoding together (batch)"}, "type": "log",
-                      "tickvals": BATCHES, "ticktext": [str(b) for b in BATCHES], "gridcolor": "#e7e5e4"},
+                      "tickvals": list(CURVE_BATCHES), "ticktext": [str(b) for b in CURVE_BATCHES], "gridcolor": "#e7e5e4"},
             "yaxis": {"title": {"text": "cache share of each step's read (%)"}, "range": [0, 100],
                       "ticksuffix": "%", "gridcolor": "#e7e5e4"},
             "legend": {"orientation": "h", "y": 1.12, "x": 0},
@@ -43,7 +37,7 @@ def cache_share(namespace: Mapping[str, Any]) -> dict[str, Any]:
         },
         "table": {
             "columns": ["batch"] + [s["name"] for s in series],
-            "rows": [[str(b)] + [f"{s['y'][i]:.1f}%" for s in series] for i, b in enumerate(BATCHES)],
+            "rows": [[str(b)] + [f"{s['y'][i]:.1f}%" for s in series] for i, b in enumerate(CURVE_BATCHES)],
         },
     }
 

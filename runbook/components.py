@@ -8,6 +8,7 @@ from markdown_it import MarkdownIt
 from markdown_it.token import Token
 from markupsafe import Markup
 
+from calc import calculator
 from calc.present import resolve
 from calc.roofline import DecodeRead
 from calc.units import Result
@@ -48,6 +49,7 @@ CHECKS: dict[str, Callable[[str, Mapping[str, Any]], Any]] = {
     "levers": _no_args("levers"),
     "split": lambda args, ns: _one(args, ns, DecodeRead, "a decode read (such as read.busy)"),
     "chart": charts.build,
+    "calculator": lambda args, ns: {"fields": calculator.FIELDS, "defaults": calculator.DEFAULTS, "ladder": ns["ladder"]},
 }
 
 

@@ -25,7 +25,7 @@ CONTAINERS = {
     "quick", "deep", "cards", "card", "callout", "analogy", "versus", "side", "question",
     "spoken", "fast-answers", "ask-them", "figure", "corrections", "correction", "steps",
 }
-DIRECTIVES = {"formula", "worked", "ladder", "levers", "split", "chart"}
+DIRECTIVES = {"formula", "worked", "ladder", "levers", "split", "chart", "calculator"}
 
 
 def make_markdown() -> MarkdownIt:

@@ -1,8 +1,15 @@
-"""The inline stage: the stylesheet, scripts and chart library go into the page itself.
+"""The inline stage: every stylesheet, script and embedded file goes into the page itself.
 
-Templates link assets the ordinary way (`<link rel="stylesheet" href="assets/…">`,
-`<script src="…">`), so they read like any page; this stage replaces exactly those tags with
-the files' contents, then refuses a page that still points anywhere outside itself.
+Templates link assets the ordinary way, so they read like any page; this stage replaces exactly
+those tags with the files' contents, then refuses a page that still points outside itself.
+
+- `<link rel="stylesheet" href="assets/x.css">`                 → `<style>` with the file
+- `<script src="assets/x.js"></script>`                         → the script inline
+- `<script type="text/plain" … src="…"></script>`               → the file as text (also application/json)
+- `<script type="application/gzip" … src="…"></script>`         → the file gzipped, in base64
+
+Sources: `assets/…` from templates/, `vendor/PACKAGE/FILE` from the pinned npm packages,
+`runtime/FILE` made by runbook/runtime.py.
 """
 from __future__ import annotations
 
@@ -10,8 +17,12 @@ import re
 from functools import lru_cache
 from pathlib import Path
 
+from . import runtime, vendor
+
 STYLESHEET = re.compile(r'<link rel="stylesheet" href="([^"]+)">')
 SCRIPT = re.compile(r'<script src="([^"]+)"></script>')
+TEXT = re.compile(r'<script type="(text/plain|application/json)"([^>]*?) src="([^"]+)"></script>')
+PACKED = re.compile(r'<script type="application/gzip"([^>]*?) src="([^"]+)"></script>')
 EXTERNAL = re.compile(
     r"""(?:\b(?:src|href|action|poster|data)\s*=\s*["']?\s*(?:https?:)?//)"""
     r"""|(?:url\(\s*["']?\s*(?:https?:)?//)"""
@@ -24,28 +35,28 @@ class NotSelfContained(Exception):
     pass
 
 
-def vendor_file(name: str) -> Path:
-    """Third-party files come from installed packages, never from the network."""
-    if name == "plotly.min.js":
-        import plotly
-        return Path(plotly.__file__).parent / "package_data" / "plotly.min.js"
-    raise FileNotFoundError(f"no vendored file named {name}")
-
-
 @lru_cache(maxsize=None)
-def _read(path: Path) -> str:
-    return path.read_text(encoding="utf-8")
-
-
-def _source(href: str, templates: Path) -> str:
-    if href.startswith("vendor/"):
-        return _read(vendor_file(href.removeprefix("vendor/")))
-    return _read(templates / href)
+def source(href: str, templates: Path) -> bytes:
+    kind, _, rest = href.partition("/")
+    if kind == "assets":
+        return (templates / href).read_bytes()
+    if kind == "vendor":
+        package, _, name = rest.partition("/")
+        return vendor.read_bytes(package, name)
+    if kind == "runtime":
+        return runtime.generated(rest)
+    raise FileNotFoundError(f"no asset {href}")
 
 
 def inline_assets(html: str, templates: Path) -> str:
-    html = STYLESHEET.sub(lambda m: f"<style>\n{_source(m.group(1), templates)}</style>", html)
-    html = SCRIPT.sub(lambda m: f"<script>\n{_escape_script(_source(m.group(1), templates))}\n</script>", html)
+    def text(href: str) -> str:
+        return source(href, templates).decode("utf-8")
+
+    html = STYLESHEET.sub(lambda m: f"<style>\n{text(m.group(1))}</style>", html)
+    html = SCRIPT.sub(lambda m: f"<script>\n{_escape_script(text(m.group(1)))}\n</script>", html)
+    html = TEXT.sub(lambda m: f'<script type="{m.group(1)}"{m.group(2)}>{_escape_script(text(m.group(3)))}</script>', html)
+    html = PACKED.sub(lambda m: f'<script type="application/gzip"{m.group(1)}>'
+                                f'{vendor.packed(source(m.group(2), templates), Path(m.group(2)).name)}</script>', html)
     check_self_contained(html)
     return html
 

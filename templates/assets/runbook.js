@@ -23,6 +23,7 @@
     document.querySelectorAll(".form-name").forEach(function (label) {
       label.textContent = label.getAttribute("data-" + form);
     });
+    window.dispatchEvent(new Event("resize"));
   }
 
   function onHash(scroll) {
@@ -77,19 +78,86 @@
     play();
   }
 
-  // Charts: Plotly specs computed by calc at build time, drawn here.
-  function drawCharts() {
-    var specs = document.getElementById("chart-specs");
-    if (!specs || !window.Plotly) return;
-    var charts = JSON.parse(specs.textContent);
-    document.querySelectorAll("[data-chart]").forEach(function (node) {
-      var spec = charts[node.getAttribute("data-chart")];
-      window.Plotly.newPlot(node, spec.data, spec.layout, { displayModeBar: false, responsive: true });
-    });
-    window.addEventListener("beforeprint", function () {
-      document.querySelectorAll("[data-chart]").forEach(function (node) { window.Plotly.Plots.resize(node); });
+  // Embedded files travel gzipped, then written in base85 over printable ASCII without < > & ' " \ ` ^ ~
+  // (runbook/vendor.py); the browser's own DecompressionStream undoes the gzip.
+  var DIGITS = (function () {
+    var excluded = "<>&'\"\\`^~";
+    var table = new Uint8Array(128);
+    for (var code = 33, digit = 0; code < 127; code++) {
+      if (excluded.indexOf(String.fromCharCode(code)) < 0) table[code] = digit++;
+    }
+    return table;
+  })();
+
+  function decodeBase85(text) {
+    text = text.trim();
+    var whole = text.length - text.length % 5;
+    var tail = text.length % 5;
+    var out = new Uint8Array(whole / 5 * 4 + (tail ? tail - 1 : 0));
+    var o = 0;
+    var value;
+    for (var i = 0; i < whole; i += 5) {
+      value = DIGITS[text.charCodeAt(i)] * 52200625 + DIGITS[text.charCodeAt(i + 1)] * 614125 +
+        DIGITS[text.charCodeAt(i + 2)] * 7225 + DIGITS[text.charCodeAt(i + 3)] * 85 + DIGITS[text.charCodeAt(i + 4)];
+      out[o++] = value >>> 24;
+      out[o++] = (value >>> 16) & 255;
+      out[o++] = (value >>> 8) & 255;
+      out[o++] = value & 255;
+    }
+    if (tail) {
+      value = 0;
+      for (var k = 0; k < 5; k++) value = value * 85 + (k < tail ? DIGITS[text.charCodeAt(whole + k)] : 84);
+      for (k = 0; k < tail - 1; k++) out[o++] = (value >>> (24 - 8 * k)) & 255;
+    }
+    return out;
+  }
+
+  function inflate(text) {
+    var stream = new Blob([decodeBase85(text)]).stream().pipeThrough(new DecompressionStream("gzip"));
+    return new Response(stream).arrayBuffer().then(function (buffer) { return new Uint8Array(buffer); });
+  }
+
+  function runScript(bytes) {
+    return new Promise(function (resolve, reject) {
+      var script = document.createElement("script");
+      script.src = URL.createObjectURL(new Blob([bytes], { type: "text/javascript" }));
+      script.onload = resolve;
+      script.onerror = function () { reject(new Error("an embedded script did not run")); };
+      document.head.appendChild(script);
     });
   }
+
+  // Charts: Plotly specs computed by calc at build time, drawn once the embedded Plotly is unpacked.
+  function drawCharts() {
+    var specs = document.getElementById("chart-specs");
+    var library = document.getElementById("plotly-js");
+    if (!specs || !library) return;
+    var charts = JSON.parse(specs.textContent);
+    inflate(library.textContent).then(runScript).then(function () {
+      document.querySelectorAll("[data-chart]").forEach(function (node) {
+        var spec = charts[node.getAttribute("data-chart")];
+        window.Plotly.newPlot(node, spec.data, spec.layout, { displayModeBar: false, responsive: true });
+      });
+    });
+    document.addEventListener("runbook:curves", function (event) {
+      document.querySelectorAll("[data-live] [data-chart]").forEach(function (node) {
+        var curves = event.detail[node.getAttribute("data-chart")];
+        if (!curves || !window.Plotly) return;
+        window.Plotly.restyle(node, {
+          x: curves.map(function (c) { return c.x; }),
+          y: curves.map(function (c) { return c.y; }),
+          name: curves.map(function (c) { return c.name; }),
+        });
+      });
+    });
+    window.addEventListener("beforeprint", function () {
+      document.querySelectorAll("[data-chart]").forEach(function (node) {
+        if (window.Plotly && node.data) window.Plotly.Plots.resize(node);
+      });
+    });
+  }
+
+  window.runbook = { inflate: inflate };
 
   document.addEventListener("DOMContentLoaded", function () {
     showForm(currentForm() || "quick");

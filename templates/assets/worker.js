@@ -1,0 +1,71 @@
+"use strict";
+// The calculator's worker: boots Pyodide from files the page carried (unpacked by the page), then
+// runs calc.calculator.
+// Nothing here reaches the network: fetch is replaced by a lookup in the unpacked files.
+
+let calculate = null;
+let python = null;
+
+// Which standard-library files Python has loaded: how runbook/stdlib_modules.txt is derived.
+const LOADED_STDLIB = `
+import sys
+root = "%s/lib/python%d%d.zip/" % ((sys.prefix.rstrip("/"),) + sys.version_info[:2])
+sorted({m.__file__[len(root):] for m in list(sys.modules.values())
+        if (getattr(m, "__file__", None) or "").startswith(root)})
+`;
+
+function moduleUrl(bytes) {
+  return URL.createObjectURL(new Blob([bytes], { type: "text/javascript" }));
+}
+
+async function boot(message) {
+  const files = message.files;
+
+  self.fetch = async (url) => {
+    const name = String(url).split("/").pop();
+    if (!(name in files)) throw new Error("the calculator works offline and has no file " + name);
+    const type = name.endsWith(".wasm") ? "application/wasm" : "application/octet-stream";
+    return new Response(files[name], { headers: { "Content-Type": type } });
+  };
+
+  const { loadPyodide } = await import(moduleUrl(files["pyodide.mjs"]));
+  const { default: createPyodideModule } = await import(moduleUrl(files["pyodide.asm.mjs"]));
+  const pyodide = await loadPyodide({
+    indexURL: "file:///runbook/pyodide/",
+    lockFileContents: message.lock,
+    createPyodideModule,
+    stdout: () => {},
+    stderr: () => {},
+  });
+  pyodide.FS.mkdirTree("/home/pyodide/calc");
+  for (const [name, source] of Object.entries(message.calc)) {
+    pyodide.FS.writeFile("/home/pyodide/calc/" + name, source);
+  }
+  pyodide.runPython("import sys; sys.path.insert(0, '/home/pyodide')");
+  calculate = pyodide.pyimport("calc.calculator").run_json;
+  python = pyodide;
+}
+
+self.onmessage = async (event) => {
+  const message = event.data;
+  if (message.type === "boot") {
+    const started = performance.now();
+    try {
+      await boot(message);
+      self.postMessage({ type: "ready", ms: performance.now() - started });
+    } catch (error) {
+      self.postMessage({ type: "failed", message: String(error && error.message || error) });
+    }
+  } else if (message.type === "loaded-stdlib") {
+    self.postMessage({ type: "loaded-stdlib", files: python.runPython(LOADED_STDLIB).toJs() });
+  } else if (message.type === "run") {
+    const started = performance.now();
+    let answer;
+    try {
+      answer = calculate(JSON.stringify(message.request));
+    } catch (error) {
+      answer = JSON.stringify({ ok: false, errors: { calculator: "Python failed: " + String(error && error.message || error) } });
+    }
+    self.postMessage({ type: "result", id: message.id, answer, ms: performance.now() - started });
+  }
+};
