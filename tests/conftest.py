@@ -45,3 +45,40 @@ def browser():
         chromium = playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
         yield chromium
         chromium.close()
+
+
+class Watched:
+    """A page whose every request and console error is recorded, with the network blocked."""
+
+    def __init__(self, context, site: Path):
+        self.site = site
+        self.requests: list[str] = []
+        self.blocked: list[str] = []
+        self.problems: list[str] = []
+        context.route("**/*", self._route)
+        self.page = context.new_page()
+        self.page.on("request", lambda request: self.requests.append(request.url))
+        self.page.on("console", lambda message: message.type == "error" and self.problems.append(message.text))
+        self.page.on("pageerror", lambda error: self.problems.append(str(error)))
+        context.on("weberror", lambda error: self.problems.append(str(error.error)))
+
+    def _route(self, route):
+        if route.request.url.startswith(("file://", "blob:", "data:")):
+            route.continue_()
+        else:
+            self.blocked.append(route.request.url)
+            route.abort()
+
+    def url_of(self, name: str, fragment: str = "") -> str:
+        return (self.site / name).as_uri() + fragment
+
+    def network(self) -> list[str]:
+        """Requests that would have left the machine: anything not file:, blob: or data:."""
+        return [u for u in self.requests if not u.startswith(("file://", "blob:", "data:"))] + self.blocked
+
+
+@pytest.fixture
+def watched(browser, site):
+    context = browser.new_context(viewport={"width": 1200, "height": 900})
+    yield Watched(context, site)
+    context.close()

@@ -118,6 +118,7 @@
   }
 
   async function recompute() {
+    calculator.setAttribute("data-state", "computing");
     const request = readInputs();
     const id = ++latest;
     const started = performance.now();
