@@ -138,9 +138,11 @@ def ladder(stack: Stack) -> Ladder:
 def users_that_fit(budget: Result, per_user: Result) -> Result:
     """Whole users: the floor of budget ÷ per-user cache, taken on the exact values."""
     users = floor_count(budget.value, per_user.value)
-    exact = budget.value / per_user.value if budget.value > 0 else 0.0
-    return Result(users, COUNT, formula="⌊KV budget ÷ per-user cache⌋",
-                  worked=f"{budget} ÷ {per_user.show(3)} = {exact:,.2f} → {grouped(users)} users")
+    if budget.value <= 0:
+        worked = f"a KV budget of {budget} leaves no room for cache → 0 users"
+    else:
+        worked = f"{budget} ÷ {per_user.show(3)} = {grouped(budget.value / per_user.value, 2)} → {grouped(users)} users"
+    return Result(users, COUNT, formula="⌊KV budget ÷ per-user cache⌋", worked=worked)
 
 
 @dataclass(frozen=True)

@@ -20,8 +20,9 @@ TB = 1000 ** 4
 
 
 def grouped(number: float, decimals: int = 0) -> str:
-    """A number with thousands separators and a fixed number of decimals: 131072 -> '131,072'."""
-    return f"{number:,.{decimals}f}"
+    """A number with thousands separators and a fixed number of decimals: 131072 -> '131,072'.
+    A negative number takes a true minus sign, as in the ladder's subtractions."""
+    return f"{number:,.{decimals}f}".replace("-", "−")
 
 
 def plain(number: float) -> str:

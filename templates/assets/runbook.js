@@ -24,6 +24,7 @@
       label.textContent = label.getAttribute("data-" + form);
     });
     window.dispatchEvent(new Event("resize"));
+    redrawPending();
   }
 
   function onHash(scroll) {
@@ -127,6 +128,26 @@
     });
   }
 
+  // A chart out of sight (in the other form) keeps its new curves until it is shown.
+  function redraw(node, curves) {
+    if (!window.Plotly || !node.data || node.offsetParent === null) {
+      node.pendingCurves = curves;
+      return;
+    }
+    node.pendingCurves = null;
+    window.Plotly.restyle(node, {
+      x: curves.map(function (c) { return c.x; }),
+      y: curves.map(function (c) { return c.y; }),
+      name: curves.map(function (c) { return c.name; }),
+    });
+  }
+
+  function redrawPending() {
+    document.querySelectorAll("[data-chart]").forEach(function (node) {
+      if (node.pendingCurves) redraw(node, node.pendingCurves);
+    });
+  }
+
   // Charts: Plotly specs computed by calc at build time, drawn once the embedded Plotly is unpacked.
   function drawCharts() {
     var specs = document.getElementById("chart-specs");
@@ -138,16 +159,12 @@
         var spec = charts[node.getAttribute("data-chart")];
         window.Plotly.newPlot(node, spec.data, spec.layout, { displayModeBar: false, responsive: true });
       });
+      redrawPending();
     });
     document.addEventListener("runbook:curves", function (event) {
       document.querySelectorAll("[data-live] [data-chart]").forEach(function (node) {
         var curves = event.detail[node.getAttribute("data-chart")];
-        if (!curves || !window.Plotly) return;
-        window.Plotly.restyle(node, {
-          x: curves.map(function (c) { return c.x; }),
-          y: curves.map(function (c) { return c.y; }),
-          name: curves.map(function (c) { return c.name; }),
-        });
+        if (curves) redraw(node, curves);
       });
     });
     window.addEventListener("beforeprint", function () {
