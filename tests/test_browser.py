@@ -10,22 +10,16 @@ DOC = "06-kv-cache.html"
 
 
 @pytest.fixture
-def page(browser, site):
-    context = browser.new_context(viewport={"width": 1200, "height": 900})
-    page = context.new_page()
-    page.requests = []
-    page.problems = []
-    page.on("request", lambda request: page.requests.append(request.url))
-    page.on("console", lambda message: message.type == "error" and page.problems.append(message.text))
-    page.on("pageerror", lambda error: page.problems.append(str(error)))
-    page.url_of = lambda name, hash="": (site / name).as_uri() + hash
-    yield page
-    context.close()
+def page(watched):
+    """The watched page, with the network blocked; `page.watched` keeps what it recorded."""
+    page = watched.page
+    page.watched = watched
+    page.url_of = watched.url_of
+    return page
 
 
 def not_local(page) -> list[str]:
-    """Anything but the page itself and blob: URLs the page makes from its own embedded files."""
-    return [url for url in page.requests if not url.startswith(("file://", "blob:"))]
+    return page.watched.network()
 
 
 def test_opens_from_file_with_zero_network_requests(page):
@@ -34,8 +28,8 @@ def test_opens_from_file_with_zero_network_requests(page):
     page.click("text=Deep read")
     page.wait_for_timeout(300)
     assert not_local(page) == []
-    assert [url for url in page.requests if url.startswith("file://")] == [page.url_of(DOC)]
-    assert page.problems == []
+    assert [url for url in page.watched.requests if url.startswith("file://")] == [page.url_of(DOC)]
+    assert page.watched.problems == []
 
 
 def test_the_contents_page_links_the_written_document(page):
