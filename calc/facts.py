@@ -13,7 +13,7 @@ from .anatomy import count_parameters
 from .models import CATALOGUE, Model
 from .precision import BF16, FP8, INT4, weight_bytes
 from .stack import REFERENCE, Stack
-from .units import MS, MS_WHOLE, PERCENT, RATIO, SECONDS, TOKENS, Result, given
+from .units import MS_WHOLE, PERCENT, RATIO, SECONDS, TOKENS, Result, given
 
 BUSY_BATCH = 64
 SHORT_CHAT = 500
@@ -46,8 +46,8 @@ def model_cache(model: Model, stack: Stack) -> ModelCache:
     return ModelCache(
         model=model,
         per_token=per_token,
-        per_user=kvcache.bytes_for_tokens(per_token, stack.context_limit),
-        per_user_at_max=kvcache.bytes_for_tokens(per_token, model.max_position_embeddings),
+        per_user=kvcache.bytes_for_tokens(per_token, model.tokens_cached(stack.context_limit)),
+        per_user_at_max=kvcache.bytes_for_tokens(per_token, model.tokens_cached(model.max_position_embeddings)),
         versus_stack=Result(per_token.value / own.value, RATIO, formula="this model's cache per token ÷ the stack model's",
                             worked=f"{per_token} ÷ {own} = {RATIO.show(per_token.value / own.value)}"),
     )
@@ -66,7 +66,9 @@ def long_context(stack: Stack) -> LongContext:
 
 
 def _read(stack: Stack, batch: int, tokens: int) -> roofline.DecodeRead:
-    return roofline.decode_read(stack.model, stack.weight_precision, stack.kv_precision, batch, tokens)
+    """One decode step with `batch` sequences `tokens` long (as far as a sliding window lets them hold)."""
+    held = stack.model.tokens_cached(tokens)
+    return roofline.decode_read(stack.model, stack.weight_precision, stack.kv_precision, batch, held)
 
 
 def floors(stack: Stack) -> dict[str, Result]:
@@ -118,7 +120,7 @@ def facts(stack: Stack = REFERENCE) -> dict[str, object]:
         "read": {
             "short": _read(stack, 1, traffic.prompt_p50),
             "at_limit": _read(stack, 1, stack.context_limit),
-            "at_max": _read(stack, 1, stack.model.tokens_cached(max(stack.model.max_position_embeddings, 1))),
+            "at_max": _read(stack, 1, max(stack.model.max_position_embeddings, 1)),
             "busy": _read(stack, BUSY_BATCH, stack.context_limit),
         },
         "promise": {

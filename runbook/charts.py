@@ -12,7 +12,7 @@ def cache_share(namespace: Mapping[str, Any]) -> dict[str, Any]:
     """The cache's share of every decode step's read, against batch size, at three lengths."""
     stack = namespace["stack"]
     series = []
-    for curve, colour in zip(cache_share_curves(stack.model, stack.weight_precision, stack.kv_precision), PALETTE):
+    for curve, colour in zip(cache_share_curves(stack.model, stack.weight_precision, stack.kv_precision), PALETTE, strict=True):
         series.append({
             **curve,
             "mode": "lines+markers",

@@ -73,7 +73,7 @@ def _key_lines(lines: list[str]) -> dict[str, int]:
 
 
 def _check_meta(path: Path, meta: dict[str, Any], lines: dict[str, int], entry: Entry) -> None:
-    for key, kind in REQUIRED.items():
+    for key in REQUIRED:
         if key not in meta:
             raise ContentError(path, 1, f"front matter lacks '{key}'")
     for key, value in meta.items():

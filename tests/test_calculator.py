@@ -244,7 +244,7 @@ def test_calc_under_pyodide_agrees_with_cpython(calc_page):
     for config in (mistral, mixtral, qwen):
         requests.append({"values": {**DEFAULTS, "model": "custom"}, "config": json.dumps(config), "paths": SAMPLE_PATHS})
     answers = page.evaluate("requests => Promise.all(requests.map(r => window.runbookCalculator.compute(r)))", requests)
-    for request, answer in zip(requests, answers):
+    for request, answer in zip(requests, answers, strict=True):
         assert answer["answer"] == calculator.run(request["values"], request.get("config"), request["paths"])
     totals = [answers[i]["answer"]["refs"]["params.total"][0] for i in (-3, -2, -1)]
     assert totals == ["7,241,732,096", "46,702,792,704", "7,615,616,512"]
