@@ -129,3 +129,12 @@ def test_pdf_of_the_document(page):
     pages = len(re.findall(rb"/Type\s*/Page\b(?!s)", pdf))
     assert pages >= 5, pages
     assert not_local(page) == []
+
+
+@pytest.mark.parametrize("form", ["#quick", "#deep"])
+def test_fits_a_phone_screen(browser, site, form):
+    context = browser.new_context(viewport={"width": 390, "height": 800})
+    page = context.new_page()
+    page.goto((site / DOC).as_uri() + form)
+    assert page.evaluate("() => document.documentElement.scrollWidth") <= 390
+    context.close()
