@@ -21,7 +21,7 @@ from jinja2 import Environment, FileSystemLoader, StrictUndefined, select_autoes
 from markupsafe import Markup
 
 from calc.facts import facts
-from calc.present import leaves, resolve, show
+from calc.present import figure, leaves, show
 from calc.units import Result
 from runbook import components
 from runbook.catalogue import Catalogue, read_catalogue
@@ -77,11 +77,8 @@ def make_jinja(templates: Path, namespace: dict) -> Environment:
                         autoescape=select_autoescape(["html", "j2"]), keep_trailing_newline=True)
 
     def fact(path: str, filter_name: str = "") -> Markup:
-        value = resolve(namespace, path)
-        title = value.worked if isinstance(value, Result) and filter_name != "worked" else ""
         ref = path + (f"|{filter_name}" if filter_name else "")
-        title_attr = Markup(' title="{}"').format(title) if title else ""
-        return Markup('<span class="ref" data-ref="{}"{}>{}</span>').format(ref, title_attr, show(value, filter_name))
+        return Markup(components.reference_html(ref, *figure(namespace, ref)))
 
     jinja.globals["fact"] = fact
     return jinja

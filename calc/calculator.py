@@ -16,10 +16,10 @@ from .cards import CARDS
 from .facts import facts
 from .models import CATALOGUE, ConfigError, Model
 from .precision import KV_PRECISIONS, PRECISIONS
-from .present import UnknownFact, resolve, show
+from .present import BadFilter, UnknownFact, figure
 from .roofline import cache_share_curves
 from .stack import REFERENCE, Stack
-from .units import GiB, Result
+from .units import GiB
 
 CUSTOM = "custom"
 LARGEST_CONFIG = 200_000
@@ -160,13 +160,11 @@ def run(values: Mapping[str, Any], config_text: Any = None, paths: list[str] | t
         return {"ok": False, "errors": err.errors}
     namespace = facts(stack)
     refs = {}
-    for path in paths:
-        name, _, filter_name = path.partition("|")
+    for ref in paths:
         try:
-            value = resolve(namespace, name)
-            refs[path] = [show(value, filter_name), value.worked if isinstance(value, Result) and filter_name != "worked" else ""]
-        except (UnknownFact, TypeError):
-            refs[path] = ["—", ""]
+            refs[ref] = list(figure(namespace, ref))
+        except (UnknownFact, BadFilter, TypeError):
+            refs[ref] = ["—", ""]
     levers = namespace["levers"]
     return {
         "ok": True,

@@ -6,7 +6,7 @@ from typing import Any, Iterator, Mapping
 
 from .units import Result, grouped, plain
 
-FILTERS = ("number", "worked", "formula")
+FILTERS = ("number", "worked", "formula", "digits N")
 
 
 class UnknownFact(KeyError):
@@ -52,6 +52,29 @@ def show(value: Any, filter_name: str = "", digits: int | None = None) -> str:
     if isinstance(value, str):
         return value
     raise TypeError(f"names a {type(value).__name__}, not a number or text; pick one of its fields")
+
+
+class BadFilter(ValueError):
+    pass
+
+
+def figure(namespace: Mapping[str, Any], ref: str) -> tuple[str, str]:
+    """A reference as the page shows it: its text, and its arithmetic for the tooltip.
+
+    `ref` is `path`, `path|number`, `path|worked`, `path|formula` or `path|digits N`: the same
+    string content writes between braces, the build puts in `data-ref`, and a calculator asks for.
+    """
+    path, _, spec = ref.partition("|")
+    filter_name, _, count = spec.strip().partition(" ")
+    digits = None
+    if filter_name == "digits" and count.strip().isdigit():
+        filter_name, digits = "", int(count)
+    elif filter_name not in ("", "number", "worked", "formula") or count:
+        raise BadFilter(f"unknown filter '{spec.strip()}' (known: {', '.join(FILTERS)})")
+    value = resolve(namespace, path.strip())
+    text = show(value, filter_name, digits)
+    title = value.worked if isinstance(value, Result) and filter_name != "worked" else ""
+    return text, title
 
 
 def _names(value: Any) -> list[str]:

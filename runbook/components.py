@@ -90,11 +90,15 @@ def install(md: MarkdownIt) -> None:
     md.add_render_rule("heading_close", render_heading_close)
 
 
+def reference_html(ref: str, text: str, title: str) -> str:
+    """A number on the page: its reference (for calculators to update) and its arithmetic on hover."""
+    title_attr = f' title="{escape(title)}"' if title else ""
+    return f'<span class="ref" data-ref="{escape(ref)}"{title_attr}>{escape(text)}</span>'
+
+
 def render_reference(self, tokens: Sequence[Token], idx: int, options, env) -> str:
     meta = tokens[idx].meta
-    ref = meta["path"] + (f"|{meta['filter']}" if meta["filter"] else "")
-    title = f' title="{escape(meta["title"])}"' if meta.get("title") else ""
-    return f'<span class="ref" data-ref="{escape(ref)}"{title}>{escape(meta["text"])}</span>'
+    return reference_html(meta["ref"], meta["text"], meta["title"])
 
 
 def render_directive(self, tokens: Sequence[Token], idx: int, options, env) -> str:

@@ -10,7 +10,7 @@ from markdown_it.token import Token
 
 from calc.cards import CARDS
 from calc.models import CATALOGUE
-from calc.present import FILTERS, UnknownFact, leaves, resolve, show
+from calc.present import BadFilter, UnknownFact, figure, leaves
 from calc.units import Result
 
 from .dialect import CONTAINERS, DIRECTIVES
@@ -85,18 +85,14 @@ def _resolve_reference(page: Page, token: Token, line: int, namespace: Mapping[s
     if meta.get("malformed"):
         raise ContentError(page.path, line, f"malformed reference {token.content!r}: "
                                             "write {{ name.path }} or {{ name.path | number }}")
-    if meta["filter"] and meta["filter"] not in FILTERS + ("digits",):
-        raise ContentError(page.path, line, f"unknown filter '{meta['filter']}' in {token.content} "
-                                            f"(known: {', '.join(FILTERS + ('digits N',))})")
     try:
-        value = resolve(namespace, meta["path"])
-        filter_name = "" if meta["filter"] == "digits" else meta["filter"]
-        meta["text"] = show(value, filter_name, meta["digits"])
+        meta["text"], meta["title"] = figure(namespace, meta["ref"])
     except UnknownFact as err:
-        raise ContentError(page.path, line, f"unknown calc reference '{meta['path']}'{_suggest(err)}") from None
+        raise ContentError(page.path, line, f"unknown calc reference '{err.path}'{_suggest(err)}") from None
+    except BadFilter as err:
+        raise ContentError(page.path, line, f"{err} in {token.content}") from None
     except TypeError as err:
-        raise ContentError(page.path, line, f"'{meta['path']}' {err}") from None
-    meta["title"] = value.worked if isinstance(value, Result) and meta["filter"] != "worked" else ""
+        raise ContentError(page.path, line, f"'{meta['ref']}' {err}") from None
 
 
 def _suggest(err: UnknownFact) -> str:

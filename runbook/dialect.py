@@ -53,8 +53,8 @@ def calc_reference(state: StateInline, silent: bool) -> bool:
         token = state.push("calc_ref", "", 0)
         token.content = state.src[state.pos:end]
         if match:
-            token.meta = {"path": match.group(1), "filter": match.group(2) or "",
-                          "digits": int(match.group(3)) if match.group(3) else None}
+            spec = " ".join(part for part in match.group(2, 3) if part)
+            token.meta = {"ref": match.group(1) + (f"|{spec}" if spec else "")}
         else:
             token.meta = {"malformed": True}
     state.pos = end
