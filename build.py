@@ -68,7 +68,7 @@ def _meta_strings(meta: dict) -> list[tuple[str, str]]:
 
 
 def compute_page(page: Page, namespace: dict, pictures: set[str]) -> None:
-    compute(page, namespace, components.CHECKS, pictures)
+    compute(page, namespace, pictures)
     page.charts = [t.meta["values"] for t in page.tokens if t.type == "directive" and t.info == "chart"]
 
 

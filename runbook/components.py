@@ -74,11 +74,14 @@ CONTAINER_HTML: dict[str, tuple[Callable[[str, str, Token], str], str]] = {
     "spoken": (lambda t, g, tok: f'<blockquote class="spoken">{_attr_tag(t, "eyebrow")}', "</blockquote>"),
     "fast-answers": (lambda t, g, tok: '<div class="fast-answers">', "</div>"),
     "ask-them": (lambda t, g, tok: '<div class="ask-them">', "</div>"),
-    "steps": (lambda t, g, tok: '<div class="steps">', "</div>"),
     "corrections": (lambda t, g, tok: '<div class="corrections">', "</div>"),
     "correction": (lambda t, g, tok: f'<article class="card correction"><p class="eyebrow">Was</p><h4>{t}</h4>',
                    "</article>"),
 }
+
+
+CONTAINERS = set(CONTAINER_HTML) | {"figure"}
+DIRECTIVES = set(CHECKS)
 
 
 def install(md: MarkdownIt) -> None:

@@ -13,7 +13,7 @@ from calc.models import CATALOGUE
 from calc.present import BadFilter, UnknownFact, figure, leaves
 from calc.units import Result
 
-from .dialect import CONTAINERS, DIRECTIVES
+from .components import CHECKS, CONTAINERS, DIRECTIVES
 from .errors import ContentError
 from .pages import Page
 
@@ -27,7 +27,7 @@ class DerivedNumber:
     scaled: float
 
 
-def compute(page: Page, namespace: Mapping[str, Any], checks: Mapping[str, Any], pictures: set[str]) -> None:
+def compute(page: Page, namespace: Mapping[str, Any], pictures: set[str]) -> None:
     """Resolve references and component arguments in place; raise ContentError on the first fault."""
     derived = derived_numbers(namespace)
     names = _name_pattern()
@@ -50,12 +50,10 @@ def compute(page: Page, namespace: Mapping[str, Any], checks: Mapping[str, Any],
             if token.info not in DIRECTIVES:
                 raise ContentError(page.path, line, f"unknown component '@{token.info}' "
                                                     f"(known: {', '.join('@' + d for d in sorted(DIRECTIVES))})")
-            check = checks.get(token.info)
-            if check:
-                try:
-                    token.meta["values"] = check(token.content.partition("|")[0].strip(), namespace)
-                except (UnknownFact, ValueError, TypeError) as err:
-                    raise ContentError(page.path, line, f"@{token.info}: {_explain(err)}") from None
+            try:
+                token.meta["values"] = CHECKS[token.info](token.content.partition("|")[0].strip(), namespace)
+            except (UnknownFact, ValueError, TypeError) as err:
+                raise ContentError(page.path, line, f"@{token.info}: {_explain(err)}") from None
 
 
 def _check_figure(page: Page, token: Token, line: int, pictures: set[str]) -> None:

@@ -21,11 +21,6 @@ REFERENCE = re.compile(r"\{\{\s*([A-Za-z_][\w.]*)\s*(?:\|\s*([a-z]+)(?:\s+(\d+))
 DIRECTIVE = re.compile(r"@([a-z][a-z-]*)(?:[ \t]+(.*?))?[ \t]*$")
 LANDING = "→ "
 
-CONTAINERS = {
-    "quick", "deep", "cards", "card", "callout", "analogy", "versus", "side", "question",
-    "spoken", "fast-answers", "ask-them", "figure", "corrections", "correction", "steps",
-}
-DIRECTIVES = {"formula", "worked", "ladder", "levers", "split", "chart", "calculator"}
 
 
 def make_markdown() -> MarkdownIt:
