@@ -86,6 +86,9 @@ class Model:
         experts = _whole(config, "num_local_experts", default=None)
         if experts is None:
             experts = _whole(config, "num_experts", default=1)
+        chosen = _whole(config, "num_experts_per_tok", default=1) if experts > 1 else 1
+        if chosen > experts:
+            raise ConfigError("num_experts_per_tok", f"{chosen} is more than num_local_experts ({experts})")
         return cls(
             name=name or str(config.get("_name_or_path") or _first(config.get("architectures")) or "custom model"),
             source=source or "config.json supplied by the reader",
@@ -103,7 +106,7 @@ class Model:
             mlp_bias=_flag(config, "mlp_bias"),
             qk_norm=traits.qk_norm,
             num_local_experts=experts,
-            num_experts_per_tok=_whole(config, "num_experts_per_tok", default=1) if experts > 1 else 1,
+            num_experts_per_tok=chosen,
             sliding_window=_window(config),
             architecture=architecture,
         )

@@ -110,6 +110,10 @@ def test_model_from_config_rejects_bad_fields():
     with pytest.raises(ConfigError, match="num_key_value_heads"):
         Model.from_config({"num_hidden_layers": 2, "hidden_size": 64, "num_attention_heads": 8,
                            "num_key_value_heads": 3, "intermediate_size": 128, "vocab_size": 10})
+    with pytest.raises(ConfigError, match="num_experts_per_tok: 20 is more than num_local_experts"):
+        Model.from_config({"num_hidden_layers": 2, "hidden_size": 64, "num_attention_heads": 8,
+                           "intermediate_size": 128, "vocab_size": 10, "num_local_experts": 8,
+                           "num_experts_per_tok": 20})
     with pytest.raises(ConfigError, match="expected a whole number"):
         Model.from_config({"num_hidden_layers": "many", "hidden_size": 64, "num_attention_heads": 8,
                            "intermediate_size": 128, "vocab_size": 10})
@@ -124,3 +128,29 @@ def test_facts_resolve_and_show():
     with pytest.raises(UnknownFact) as err:
         resolve(namespace, "ladder.kv_budgt")
     assert "ladder.kv_budget" in err.value.known
+
+
+@pytest.mark.parametrize("config, expected", [
+    ({"architectures": ["MistralForCausalLM"], "hidden_size": 4096, "intermediate_size": 14336,
+      "num_attention_heads": 32, "num_hidden_layers": 32, "num_key_value_heads": 8, "sliding_window": 4096,
+      "vocab_size": 32000}, 7_241_732_096),
+    ({"architectures": ["MixtralForCausalLM"], "hidden_size": 4096, "intermediate_size": 14336,
+      "num_attention_heads": 32, "num_hidden_layers": 32, "num_key_value_heads": 8, "num_local_experts": 8,
+      "num_experts_per_tok": 2, "vocab_size": 32000}, 46_702_792_704),
+    ({"architectures": ["Qwen2ForCausalLM"], "hidden_size": 3584, "intermediate_size": 18944,
+      "num_attention_heads": 28, "num_hidden_layers": 28, "num_key_value_heads": 4, "vocab_size": 152064,
+      "use_sliding_window": False, "sliding_window": 131072}, 7_615_616_512),
+    ({"architectures": ["Qwen3ForCausalLM"], "hidden_size": 4096, "intermediate_size": 12288, "head_dim": 128,
+      "num_attention_heads": 32, "num_hidden_layers": 36, "num_key_value_heads": 8, "vocab_size": 151936},
+     8_190_735_360),
+])
+def test_other_families_count_exactly(config, expected):
+    assert count_parameters(Model.from_config(config)).total.value == expected
+
+
+def test_a_sliding_window_caps_the_cache():
+    mistral = Model.from_config({"architectures": ["MistralForCausalLM"], "hidden_size": 4096,
+                                 "intermediate_size": 14336, "num_attention_heads": 32, "num_hidden_layers": 32,
+                                 "num_key_value_heads": 8, "sliding_window": 4096, "vocab_size": 32000})
+    ladder = kvcache.ladder(REFERENCE.with_changes(model=mistral))
+    assert ladder.per_user.value == 4096 * 131_072
