@@ -1,7 +1,7 @@
 """The reference stack: the one worked system every document's figures come from."""
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 
 from .cards import H100_SXM, Card
 from .models import LLAMA_3_1_8B, Model
@@ -45,9 +45,6 @@ class Stack:
     block_size: int
     traffic: Traffic
     promise: Promise
-
-    def with_changes(self, **changes) -> "Stack":
-        return replace(self, **changes)
 
 
 REFERENCE = Stack(

@@ -1,6 +1,8 @@
 """calc against the reference stack: every figure the runbook quotes, from configs and datasheets."""
 from __future__ import annotations
 
+from dataclasses import replace
+
 import pytest
 
 from calc import kvcache, roofline
@@ -152,5 +154,5 @@ def test_a_sliding_window_caps_the_cache():
     mistral = Model.from_config({"architectures": ["MistralForCausalLM"], "hidden_size": 4096,
                                  "intermediate_size": 14336, "num_attention_heads": 32, "num_hidden_layers": 32,
                                  "num_key_value_heads": 8, "sliding_window": 4096, "vocab_size": 32000})
-    ladder = kvcache.ladder(REFERENCE.with_changes(model=mistral))
+    ladder = kvcache.ladder(replace(REFERENCE, model=mistral))
     assert ladder.per_user.value == 4096 * 131_072
