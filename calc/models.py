@@ -66,7 +66,7 @@ class Model:
     def from_config(cls, config: Mapping[str, Any], name: str = "", source: str = "") -> "Model":
         """Build a model from a parsed config.json, checking every field it relies on."""
         if not isinstance(config, Mapping):
-            raise ConfigError("config", "expected a JSON object such as {\"hidden_size\": 4096, …}")
+            raise ConfigError("config", "expected a JSON object, {\"hidden_size\": …, \"num_hidden_layers\": …}")
         inner = config.get("text_config")
         if isinstance(inner, Mapping) and "hidden_size" not in config:
             config = inner
