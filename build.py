@@ -53,8 +53,7 @@ def read(content: Path, only: str | None) -> tuple[Catalogue, list[Page]]:
 
 
 def parse(page: Page, md) -> None:
-    env: dict = {}
-    page.tokens = md.parse(page.body, env)
+    page.tokens = md.parse(page.body)
     components.count_figure_steps(page.tokens)
     for key, text in _meta_strings(page.meta):
         page.meta_tokens[key] = md.parseInline(text)[0].children or []

@@ -1,7 +1,7 @@
 """Every named number the documents refer to, computed from one stack.
 
 Content writes `{{ ladder.kv_budget }}`; the build looks the path up in `facts(stack)`.
-The calculators later call the same function with the reader's inputs, so a number on the
+The calculators call the same function with the reader's inputs, so a number on the
 page and the number a calculator shows come from one computation.
 """
 from __future__ import annotations

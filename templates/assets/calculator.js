@@ -139,9 +139,13 @@
     say("Recomputed by calc in Python, in your browser: " + ms.toFixed(1) + " ms in Python, " + total.toFixed(1) + " ms in all.");
   }
 
+  function markFirstInput() {
+    if (!performance.getEntriesByName("calc-first-input").length) performance.mark("calc-first-input");
+  }
+
   function onChange(event) {
     if (event.target.name === "config") return;
-    if (!performance.getEntriesByName("calc-first-input").length) performance.mark("calc-first-input");
+    markFirstInput();
     recompute();
   }
 
@@ -149,7 +153,7 @@
   form.addEventListener("change", onChange);
   form.addEventListener("submit", (event) => event.preventDefault());
   form.querySelector("[data-action=use-config]").addEventListener("click", () => {
-    if (!performance.getEntriesByName("calc-first-input").length) performance.mark("calc-first-input");
+    markFirstInput();
     modelSelect.value = "custom";
     recompute();
   });
