@@ -28,7 +28,7 @@ class ParameterCount:
         layers = self.model.num_hidden_layers
         value = layers * self.per_layer + self.embedding + self.unembedding + self.final_norm
         ends = (f"{grouped(self.embedding)} embedding + {grouped(self.unembedding)} output head"
-                if self.unembedding else f"{grouped(self.embedding)} embedding (tied to the output head)")
+                if self.unembedding else f"{grouped(self.embedding)} embedding tied to the output head")
         return Result(
             value,
             COUNT,

@@ -9,10 +9,12 @@ from __future__ import annotations
 
 import json
 import math
+import re
 from dataclasses import dataclass, replace
 from typing import Any, Mapping
 
 from .cards import CARDS
+from .echo import excerpt, hidden_characters
 from .facts import facts
 from .models import CATALOGUE, ConfigError, Model
 from .precision import KV_PRECISIONS, PRECISIONS
@@ -23,6 +25,12 @@ from .units import GiB
 
 CUSTOM = "custom"
 LARGEST_CONFIG = 200_000
+DEEPEST_CONFIG = 32
+LONGEST_CONFIG_NUMBER = 30
+LONGEST_NUMBER = 40
+_THOUSANDS = re.compile(r"[+-]?\d{1,3}(,\d{3})+(\.\d*)?")
+_JSON_STRINGS = re.compile(r'"(?:[^"\\]|\\.)*"')
+_BRACKETS = re.compile(r"[\[\]{}]")
 
 
 class InputError(ValueError):
@@ -41,13 +49,21 @@ class NumberField:
     unit: str = ""
 
     def parse(self, raw: Any) -> float:
-        text = str(raw if raw is not None else "").strip().replace(",", "").replace("_", "")
+        text = str(raw if raw is not None else "").strip()
         if not text:
             raise ValueError(f"{self.label} is empty: enter a number")
+        if len(text) > LONGEST_NUMBER:
+            raise ValueError(f"{self.label} is too long to be a number: “{excerpt(text, 24)}”")
+        hidden = hidden_characters(text)
+        if hidden:
+            raise ValueError(f"{self.label} holds a character that does not print ({', '.join(hidden[:3])}): "
+                             f"“{excerpt(text, 24)}”; type the number again")
+        if "," in text:
+            text = self._without_thousands_commas(text)
         try:
             value = float(text)
         except ValueError:
-            raise ValueError(f"{self.label} must be a number, not “{_short(str(raw))}”") from None
+            raise ValueError(f"{self.label} must be a number, not “{excerpt(text, 24)}”") from None
         if not math.isfinite(value):
             raise ValueError(f"{self.label} must be a finite number")
         if self.whole and value != int(value):
@@ -55,7 +71,18 @@ class NumberField:
         if value < self.minimum or value > self.maximum:
             unit = f" {self.unit}" if self.unit else ""
             raise ValueError(f"{self.label} must be between {_number(self.minimum)} and {_number(self.maximum)}{unit}")
-        return int(value) if self.whole else value
+        return int(value) if self.whole else value + 0.0  # + 0.0 turns −0 into 0
+
+    def _without_thousands_commas(self, text: str) -> str:
+        """A comma is taken only as a thousands separator; a decimal comma is refused, never guessed."""
+        if _THOUSANDS.fullmatch(text):
+            return text.replace(",", "")
+        as_point = text.replace(",", ".")
+        try:
+            float(as_point)
+        except ValueError:
+            raise ValueError(f"{self.label}: a comma may only separate groups of three digits") from None
+        raise ValueError(f"{self.label}: write decimals with a point ({excerpt(as_point, 24)}), not a comma")
 
 
 @dataclass(frozen=True)
@@ -66,7 +93,7 @@ class ChoiceField:
     unit: str = ""
 
     def parse(self, raw: Any) -> str:
-        if raw not in self.choices:
+        if not isinstance(raw, str) or raw not in self.choices:
             raise ValueError(f"{self.label}: choose one of {', '.join(self.choices.values())}")
         return raw
 
@@ -104,9 +131,13 @@ def parse_config(text: Any) -> Model:
     if not isinstance(text, str) or not text.strip():
         raise InputError({"config": "paste the contents of a config.json first"})
     if len(text) > LARGEST_CONFIG:
-        raise InputError({"config": f"that is {len(text):,} characters; a config.json is a few thousand"})
+        raise InputError({"config": f"that is over {LARGEST_CONFIG:,} characters; a config.json is a few thousand"})
+    depth = nesting_depth(text)
+    if depth > DEEPEST_CONFIG:
+        raise InputError({"config": f"it nests {depth:,} levels deep; a config.json nests a few, "
+                                    f"and calc reads none deeper than {DEEPEST_CONFIG}"})
     try:
-        config = json.loads(text, parse_constant=_reject_constant)
+        config = json.loads(text, parse_constant=_reject_constant, parse_int=_config_integer)
     except json.JSONDecodeError as err:
         raise InputError({"config": f"not valid JSON: {err.msg} at line {err.lineno}, column {err.colno}"}) from None
     except ValueError as err:
@@ -115,6 +146,16 @@ def parse_config(text: Any) -> Model:
         return Model.from_config(config, source="config.json pasted by the reader")
     except ConfigError as err:
         raise InputError({"config": f"{err.field}: {err.problem}"}) from None
+
+
+def nesting_depth(text: str) -> int:
+    """How deep the brackets of a JSON text nest, outside its strings: read before parsing, so a
+    hostile paste cannot exhaust the parser's stack."""
+    depth = deepest = 0
+    for bracket in _BRACKETS.findall(_JSON_STRINGS.sub("", text)):
+        depth += 1 if bracket in "[{" else -1
+        deepest = max(deepest, depth)
+    return deepest
 
 
 def stack_from(values: Mapping[str, Any], config_text: Any = None) -> Stack:
@@ -172,6 +213,7 @@ def run(values: Mapping[str, Any], config_text: Any = None, paths: list[str] | t
         "bars": levers.bar_widths,
         "curves": {"cache-share": cache_share_curves(stack.model, stack.weight_precision, stack.kv_precision)},
         "model": stack.model.name,
+        "notes": {"config": f"Counted: {stack.model.counted}." if stack.model.counted else ""},
     }
 
 
@@ -189,8 +231,11 @@ def _reject_constant(name: str) -> Any:
     raise ValueError(f"not valid JSON: {name} is not a number JSON allows")
 
 
-def _short(text: str) -> str:
-    return text if len(text) <= 24 else text[:21] + "…"
+def _config_integer(digits: str) -> int:
+    if len(digits.lstrip("-")) > LONGEST_CONFIG_NUMBER:
+        raise ValueError(f"a number in it is {len(digits.lstrip('-')):,} digits long; no config field needs "
+                         f"more than {LONGEST_CONFIG_NUMBER}")
+    return int(digits)
 
 
 def _number(value: float) -> str:

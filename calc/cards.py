@@ -25,7 +25,7 @@ class Card:
     def reported_capacity(self) -> Result:
         value = self.reported_mib * MiB
         return Result(value, GIB_HELD, formula="reported MiB ÷ 1,024",
-                      worked=f"{MIB_REPORTED.show(value)} ÷ 1,024 = {GIB_HELD.show(value)}")
+                      worked=f"{MIB_REPORTED.show(value)} ÷ 1,024 MiB/GiB = {GIB_HELD.show(value)}")
 
     @property
     def bandwidth(self) -> Result:

@@ -52,8 +52,8 @@ def bytes_paged(per_token: Result, tokens: int, block_size: int) -> Result:
         value,
         GIB_HELD,
         formula="⌈tokens ÷ block⌉ × block × per token",
-        worked=(f"⌈{grouped(tokens)} ÷ {block_size}⌉ = {grouped(blocks)} blocks × {block_size} × {per_token}"
-                f" = {GIB_HELD.show(value)}"),
+        worked=(f"⌈{grouped(tokens)} ÷ {block_size}⌉ = {grouped(blocks)} blocks; "
+                f"{grouped(blocks)} × {block_size} × {per_token} = {GIB_HELD.show(value)}"),
     )
 
 
@@ -83,8 +83,7 @@ class Ladder:
         """What the utilisation fraction keeps from the engine: allocator, fragmentation, CUDA context."""
         value = self.capacity.value - self.pool.value
         return Result(value, GIB_HELD, formula="reported capacity × (1 − utilisation)",
-                      worked=(f"{self.capacity} × (1 − {self.stack.gpu_memory_utilization:.2f}) = "
-                              f"{GIB_HELD.show(value)}"))
+                      worked=f"{self.capacity} × (1 − {self.utilisation}) = {GIB_HELD.show(value)}")
 
     @property
     def weights_fit(self) -> bool:
@@ -104,8 +103,9 @@ def ladder(stack: Stack) -> Ladder:
     """Capacity × utilisation − weights − activations = KV budget; ÷ per-user cache = users."""
     capacity = stack.card.reported_capacity
     pool_value = capacity.value * stack.gpu_memory_utilization
+    utilisation = given(stack.gpu_memory_utilization, FRACTION, "gpu_memory_utilization")
     pool = Result(pool_value, GIB_HELD, formula="reported capacity × gpu_memory_utilization",
-                  worked=f"{capacity} × {stack.gpu_memory_utilization:.2f} = {GIB_HELD.show(pool_value)}")
+                  worked=f"{capacity} × {utilisation} = {GIB_HELD.show(pool_value)}")
     weights = weight_bytes(stack.model, stack.weight_precision)
     activations = given(stack.activation_reserve_bytes, GIB_HELD, "activation reserve")
     budget_value = pool.value - weights.value - activations.value
@@ -116,7 +116,7 @@ def ladder(stack: Stack) -> Ladder:
         worked=f"{pool} − {weights} − {activations} = {GIB_HELD.show(budget_value)}",
     )
     per_token = bytes_per_token(stack.model, stack.kv_precision)
-    per_user = bytes_for_tokens(per_token, stack.model.tokens_cached(stack.context_limit))
+    per_user = bytes_paged(per_token, stack.model.tokens_cached(stack.context_limit), stack.block_size)
     per_user_paged = bytes_paged(per_token, stack.model.tokens_cached(stack.typical_conversation), stack.block_size)
     return Ladder(
         stack=stack,
@@ -174,8 +174,8 @@ class Levers:
 
     @property
     def bar_widths(self) -> list[float]:
-        """Each step's users as a percentage of the last step's, for drawing the bars."""
-        top = max(self.paging.users.value, 1)
+        """Each step's users as a percentage of the most any step admits, for drawing the bars."""
+        top = max(max(step.users.value for step in self.steps), 1)
         return [round(100 * step.users.value / top, 2) for step in self.steps]
 
     @property
@@ -211,7 +211,13 @@ def stacked_levers(stack: Stack) -> Levers:
     fp8_weights = weight_bytes(model, FP8)
     weights = weight_bytes(model, stack.weight_precision)
     budget_fp8_weights = budget.value + weights.value - fp8_weights.value
-    gain = budget_fp8_weights / budget.value - 1 if budget.value > 0 else 0.0
+    if budget.value > 0:
+        gain = budget_fp8_weights / budget.value - 1
+        gain_worked = f"({budget} + {weights} − {fp8_weights}) ÷ {budget} − 1 = {PERCENT.show(gain)}"
+    else:
+        gain = 0.0
+        gain_worked = (f"no gain can be stated as a share of a KV budget of {budget}; fp8 weights would make it "
+                       f"{GIB_HELD.show(budget_fp8_weights)}")
     return Levers(
         budget,
         *steps,
@@ -221,8 +227,7 @@ def stacked_levers(stack: Stack) -> Levers:
                           worked=(f"{plain(stack.kv_precision.bytes)} B ÷ {plain(fp8.bytes)} B = "
                                   f"{TIMES.show(stack.kv_precision.bytes / fp8.bytes)}")),
         fp8_weights_budget_gain=Result(gain, PERCENT, formula="KV budget with fp8 weights ÷ KV budget − 1",
-                                       worked=(f"({budget} + {weights} − {fp8_weights}) ÷ {budget} − 1 = "
-                                               f"{PERCENT.show(gain)}")),
+                                       worked=gain_worked),
     )
 
 

@@ -4,6 +4,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Mapping
 
+from .echo import excerpt, model_name
+
 
 class ConfigError(ValueError):
     """A config.json that cannot describe a model calc understands; names the field at fault."""
@@ -43,6 +45,7 @@ class Model:
     num_experts_per_tok: int = 1
     sliding_window: int | None = None
     architecture: str = "LlamaForCausalLM"
+    counted: str = ""
 
     @property
     def head_dim(self) -> int:
@@ -67,9 +70,15 @@ class Model:
         """Build a model from a parsed config.json, checking every field it relies on."""
         if not isinstance(config, Mapping):
             raise ConfigError("config", "expected a JSON object, {\"hidden_size\": …, \"num_hidden_layers\": …}")
+        counted = ""
         inner = config.get("text_config")
         if isinstance(inner, Mapping) and "hidden_size" not in config:
-            config = inner
+            counted = "the language model in text_config"
+            towers = [key for key in config if key.endswith("_config") and key != "text_config"
+                      and isinstance(config[key], Mapping)]
+            if towers:
+                counted += f"; not counted: {excerpt(', '.join(towers))}, nor any projector joining it to the language model"
+            config = {**inner, "_name_or_path": inner.get("_name_or_path") or config.get("_name_or_path")}
         architecture = _architecture(config)
         traits = ARCHITECTURES[architecture]
         layers = _whole(config, "num_hidden_layers")
@@ -90,7 +99,7 @@ class Model:
         if chosen > experts:
             raise ConfigError("num_experts_per_tok", f"{chosen} is more than num_local_experts ({experts})")
         return cls(
-            name=name or str(config.get("_name_or_path") or _first(config.get("architectures")) or "custom model"),
+            name=name or model_name(str(config.get("_name_or_path") or _first(config.get("architectures")) or "custom model")),
             source=source or "config.json supplied by the reader",
             num_hidden_layers=layers,
             hidden_size=hidden,
@@ -109,6 +118,7 @@ class Model:
             num_experts_per_tok=chosen,
             sliding_window=_window(config),
             architecture=architecture,
+            counted=counted,
         )
 
 
@@ -137,17 +147,17 @@ def _architecture(config: Mapping[str, Any]) -> str:
     named = config.get("architectures")
     if named is not None:
         if not isinstance(named, list) or not named or not all(isinstance(a, str) for a in named):
-            raise ConfigError("architectures", f"expected a list of names such as [\"LlamaForCausalLM\"], got {named!r}")
+            raise ConfigError("architectures", f"expected a list of names such as [\"LlamaForCausalLM\"], got {excerpt(named)}")
         for name in named:
             if name in ARCHITECTURES:
                 return name
-        raise ConfigError("architectures", f"{', '.join(named)} is not an architecture calc can size "
+        raise ConfigError("architectures", f"{excerpt(', '.join(named))} is not an architecture calc can size "
                                            f"(it knows {', '.join(ARCHITECTURES)})")
     model_type = config.get("model_type")
     if model_type is None:
         return "LlamaForCausalLM"
-    if model_type not in _MODEL_TYPES:
-        raise ConfigError("model_type", f"{model_type!r} is not an architecture calc can size "
+    if not isinstance(model_type, str) or model_type not in _MODEL_TYPES:
+        raise ConfigError("model_type", f"{excerpt(model_type)} is not an architecture calc can size "
                                         f"(it knows {', '.join(sorted(_MODEL_TYPES))})")
     return _MODEL_TYPES[model_type]
 
@@ -170,19 +180,20 @@ def _whole(config: Mapping[str, Any], key: str, default: Any = ..., minimum: int
     if isinstance(value, float) and value in (float("inf"), float("-inf")):
         raise ConfigError(key, f"expected a whole number, got {value}")
     if isinstance(value, bool) or not isinstance(value, (int, float)) or value != int(value):
-        raise ConfigError(key, f"expected a whole number, got {value!r}")
+        raise ConfigError(key, f"expected a whole number, got {excerpt(value)}")
     value = int(value)
+    shown = f"{value:,}" if abs(value) < 10 ** 15 else f"{float(value):.3g}"
     if value < minimum:
-        raise ConfigError(key, f"must be at least {minimum}, got {value}")
+        raise ConfigError(key, f"must be at least {minimum}, got {shown}")
     if value > _LARGEST_SENSIBLE:
-        raise ConfigError(key, f"{value:,} is larger than any real model uses")
+        raise ConfigError(key, f"{shown} is larger than any real model uses")
     return value
 
 
 def _flag(config: Mapping[str, Any], key: str) -> bool:
     value = config.get(key, False)
     if not isinstance(value, bool):
-        raise ConfigError(key, f"expected true or false, got {value!r}")
+        raise ConfigError(key, f"expected true or false, got {excerpt(value)}")
     return value
 
 

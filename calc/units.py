@@ -21,8 +21,12 @@ TB = 1000 ** 4
 
 def grouped(number: float, decimals: int = 0) -> str:
     """A number with thousands separators and a fixed number of decimals: 131072 -> '131,072'.
-    A negative number takes a true minus sign, as in the ladder's subtractions."""
-    return f"{number:,.{decimals}f}".replace("-", "−")
+    A negative number takes a true minus sign, as in the ladder's subtractions; one that rounds
+    to zero is shown as zero, unsigned."""
+    text = f"{number:,.{decimals}f}"
+    if text.startswith("-") and not any(digit in text for digit in "123456789"):
+        text = text[1:]
+    return text.replace("-", "−")
 
 
 def plain(number: float) -> str:
@@ -41,9 +45,17 @@ class Unit:
     symbol: str
     decimals: int
     spaced: bool = True
+    exact_up_to: int = 0
 
     def number(self, value: float, decimals: int | None = None) -> str:
-        return grouped(value / self.scale, self.decimals if decimals is None else decimals)
+        """`decimals` places, or the unit's own; a unit with `exact_up_to` adds places (up to that
+        many) until the number shown is the number used, so 0.999 never prints as 1.00."""
+        scaled = value / self.scale
+        places = self.decimals if decimals is None else decimals
+        if decimals is None:
+            while places < self.exact_up_to and round(scaled, places) != scaled:
+                places += 1
+        return grouped(scaled, places)
 
     def show(self, value: float, decimals: int | None = None) -> str:
         number = self.number(value, decimals)
@@ -66,7 +78,7 @@ PERCENT = Unit("percent", 0.01, "%", 0, spaced=False)
 MS = Unit("ms", 0.001, "ms", 1)
 MS_WHOLE = Unit("ms", 0.001, "ms", 0)
 SECONDS = Unit("s", 1, "s", 1)
-FRACTION = Unit("fraction", 1, "", 2)
+FRACTION = Unit("fraction", 1, "", 2, exact_up_to=6)
 MIB_REPORTED = Unit("MiB", MiB, "MiB", 0)
 
 

@@ -49,7 +49,8 @@ CHECKS: dict[str, Callable[[str, Mapping[str, Any]], Any]] = {
     "levers": _no_args("levers"),
     "split": lambda args, ns: _one(args, ns, DecodeRead, "a decode read (such as read.busy)"),
     "chart": charts.build,
-    "calculator": lambda args, ns: {"fields": calculator.FIELDS, "defaults": calculator.DEFAULTS, "ladder": ns["ladder"]},
+    "calculator": lambda args, ns: {"fields": calculator.FIELDS, "defaults": calculator.DEFAULTS, "ladder": ns["ladder"],
+                                    "longest_config": calculator.LARGEST_CONFIG},
 }
 
 

@@ -57,15 +57,18 @@ self.onmessage = async (event) => {
       self.postMessage({ type: "failed", message: String(error && error.message || error) });
     }
   } else if (message.type === "loaded-stdlib") {
-    self.postMessage({ type: "loaded-stdlib", files: python.runPython(LOADED_STDLIB).toJs() });
+    self.postMessage({ type: "loaded-stdlib", id: message.id, files: python.runPython(LOADED_STDLIB).toJs() });
   } else if (message.type === "run") {
     const started = performance.now();
-    let answer;
     try {
-      answer = calculate(JSON.stringify(message.request));
+      const answer = calculate(JSON.stringify(message.request));
+      self.postMessage({ type: "result", id: message.id, answer, ms: performance.now() - started });
     } catch (error) {
-      answer = JSON.stringify({ ok: false, errors: { calculator: "Python failed: " + String(error && error.message || error) } });
+      // run_json answers every Python exception itself, so anything thrown here means the
+      // runtime broke (a stack overflow, a fatal error): the page starts a fresh one.
+      const answer = { ok: false, errors: { calculator: "Python stopped (" + String(error && error.message || error).slice(0, 200) +
+        "); it restarts with your next change." } };
+      self.postMessage({ type: "result", id: message.id, answer, fatal: true, ms: performance.now() - started });
     }
-    self.postMessage({ type: "result", id: message.id, answer, ms: performance.now() - started });
   }
 };

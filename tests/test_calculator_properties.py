@@ -1,0 +1,115 @@
+"""Property tests of calc.calculator.run in CPython: whatever a reader types or pastes, the answer
+is figures or per-field messages, never an exception, a NaN or an infinity, and every worked
+line it returns reproduces its result at the precision shown."""
+from __future__ import annotations
+
+import json
+import math
+
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from arithmetic import check
+from calc import calculator
+from calc.calculator import CUSTOM, DEFAULTS, FIELDS, ChoiceField, NumberField
+from calc.facts import facts
+from calc.models import LLAMA_3_1_8B_CONFIG
+from calc.present import leaves
+
+PATHS = sorted({path for path, _ in leaves(facts())} | {"ladder.binds", "model.name"})
+LONGEST_MESSAGE = 300
+
+numeric_text = st.one_of(
+    st.integers(-10 ** 12, 10 ** 12).map(str),
+    st.floats(allow_nan=True, allow_infinity=True).map(repr),
+    st.floats(0, 2).map(lambda x: f"{x:.3f}"),
+    st.integers(1, 10 ** 7).map(lambda n: f"{n:,}"),
+    st.sampled_from(["-0", "0,9", "3,5", "1,2,3", "8,192", "1e40", "8192\u200f", "\u200b", " 12 ", "٣", "0x10"]),
+)
+
+
+def field_values(field) -> st.SearchStrategy:
+    if isinstance(field, ChoiceField):
+        return st.one_of(st.sampled_from(sorted(field.choices)), st.text(max_size=20))
+    assert isinstance(field, NumberField)
+    return st.one_of(numeric_text, st.text(max_size=40))
+
+
+inputs = st.fixed_dictionaries({field.name: field_values(field) for field in FIELDS})
+
+json_values = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False) | st.text(max_size=20),
+    lambda children: st.lists(children, max_size=4) | st.dictionaries(st.text(max_size=12), children, max_size=4),
+    max_leaves=12,
+)
+field_names = st.sampled_from(sorted(LLAMA_3_1_8B_CONFIG) + [
+    "head_dim", "num_local_experts", "num_experts", "num_experts_per_tok", "sliding_window",
+    "use_sliding_window", "model_type", "text_config", "attention_bias", "mlp_bias", "_name_or_path"])
+mutated_configs = st.dictionaries(field_names, json_values, max_size=5).map(
+    lambda changes: json.dumps({**LLAMA_3_1_8B_CONFIG, **changes}))
+realistic_changes = st.fixed_dictionaries({}, optional={
+    "num_hidden_layers": st.integers(1, 200), "hidden_size": st.sampled_from([512, 2048, 4096, 8192, 16384]),
+    "num_attention_heads": st.sampled_from([8, 16, 32, 64, 128]), "num_key_value_heads": st.sampled_from([1, 2, 4, 8]),
+    "intermediate_size": st.integers(1, 60_000), "vocab_size": st.integers(1, 300_000),
+    "sliding_window": st.one_of(st.none(), st.integers(1, 200_000)), "tie_word_embeddings": st.booleans(),
+    "num_local_experts": st.integers(1, 64), "num_experts_per_tok": st.integers(1, 8),
+})
+realistic_configs = realistic_changes.map(lambda changes: json.dumps({**LLAMA_3_1_8B_CONFIG, **changes}))
+configs = st.one_of(st.none(), st.text(max_size=60), json_values.map(json.dumps), mutated_configs, realistic_configs)
+
+
+def assert_well_formed(answer: dict) -> None:
+    json.dumps(answer, allow_nan=False)  # raises on NaN or infinity anywhere
+    if not answer["ok"]:
+        assert answer["errors"], "a refusal names at least one field"
+        for name, message in answer["errors"].items():
+            assert name in {f.name for f in FIELDS} | {"config"}, name
+            assert isinstance(message, str) and message and len(message) <= LONGEST_MESSAGE, message
+        return
+    for ref, (text, title) in answer["refs"].items():
+        for word in ("nan", "inf", "NaN", "None", "undefined"):
+            assert word not in text.split(), (ref, text)
+        assert check(title) == [], ref
+        assert check(text) == [], ref
+    assert all(0 <= width <= 100 for width in answer["bars"])
+    for curve in answer["curves"]["cache-share"]:
+        assert all(math.isfinite(y) and 0 <= y <= 100 for y in curve["y"])
+    assert len(answer["model"]) <= 100
+    assert len(answer["notes"]["config"]) <= LONGEST_MESSAGE
+
+
+@settings(max_examples=400, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(inputs)
+def test_any_field_values_give_figures_or_messages(values):
+    assert_well_formed(calculator.run(values, None, PATHS))
+
+
+@settings(max_examples=400, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(configs, st.sampled_from(["1", "2300", "8192", "131072", "10000000"]))
+def test_any_pasted_config_gives_figures_or_a_config_message(config, context):
+    values = {**DEFAULTS, "model": CUSTOM, "context_limit": context, "conversation": "1"}
+    answer = calculator.run(values, config, PATHS)
+    assert_well_formed(answer)
+    if not answer["ok"]:
+        assert set(answer["errors"]) == {"config"}
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.fixed_dictionaries({
+    "card": st.sampled_from(sorted(FIELDS[1].choices)),
+    "weights": st.sampled_from(sorted(FIELDS[2].choices)),
+    "kv": st.sampled_from(sorted(FIELDS[3].choices)),
+    "model": st.sampled_from([k for k in FIELDS[0].choices if k != CUSTOM]),
+    "context_limit": st.integers(1, 10_000_000).map(str),
+    "utilisation": st.floats(0.05, 1.0).map(lambda x: f"{x:.4g}"),
+    "activations": st.floats(0, 1000).map(lambda x: f"{x:.3g}"),
+    "conversation": st.integers(1, 10_000_000).map(str),
+}))
+def test_valid_inputs_show_arithmetic_that_reproduces_every_figure(values):
+    if int(values["conversation"]) > int(values["context_limit"]):
+        values["conversation"] = values["context_limit"]
+    answer = calculator.run(values, None, PATHS)
+    assert answer["ok"], answer.get("errors")
+    assert_well_formed(answer)
+    users = {path: int(answer["refs"][path][0].replace(",", "")) for path in ("ladder.users_worst", "ladder.users_paged")}
+    assert users["ladder.users_paged"] >= users["ladder.users_worst"], "paging never admits fewer than the worst case"
