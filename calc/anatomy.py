@@ -37,6 +37,12 @@ class ParameterCount:
         )
 
     @property
+    def block_matrices(self) -> int:
+        """The weights of every layer's attention and feed-forward matrices (with their few biases):
+        what weight quantisation converts. Embedding, output head and norms are the rest."""
+        return self.model.num_hidden_layers * (self.attention_per_layer + self.feed_forward_per_layer)
+
+    @property
     def feed_forward_share(self) -> Result:
         value = self.model.num_hidden_layers * self.feed_forward_per_layer / self.total.value
         return Result(value, PERCENT, formula="layers × feed-forward ÷ total",

@@ -7,15 +7,15 @@ page and the number a calculator shows come from one computation.
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
+from typing import Callable, Iterator, Mapping
 
-from . import kvcache, roofline
+from . import kvcache, measured, operations, roofline, timing
 from .anatomy import count_parameters
 from .models import CATALOGUE, Model
 from .precision import BF16, FP8, INT4, weight_bytes
 from .stack import REFERENCE, Stack
-from .units import MS_WHOLE, PERCENT, RATIO, SECONDS, TOKENS, Result, given
+from .units import GB_MOVED, MS_WHOLE, PERCENT, RATIO, SECONDS, TOKENS, Result, given, grouped
 
-BUSY_BATCH = 64
 SHORT_CHAT = 500
 
 
@@ -53,6 +53,12 @@ def model_cache(model: Model, stack: Stack) -> ModelCache:
     )
 
 
+def in_gigabytes(held: Result) -> Result:
+    """The same bytes in decimal gigabytes, as bandwidth and bytes moved are quoted."""
+    return Result(held.value, GB_MOVED, formula="bytes ÷ 1,000³",
+                  worked=f"{held} = {grouped(held.value)} B = {GB_MOVED.show(held.value)}")
+
+
 def long_context(stack: Stack) -> LongContext:
     longest = max(stack.model.max_position_embeddings, stack.context_limit)
     stretched = kvcache.ladder(replace(stack, context_limit=longest))
@@ -71,10 +77,16 @@ def _read(stack: Stack, batch: int, tokens: int) -> roofline.DecodeRead:
     return roofline.decode_read(stack.model, stack.weight_precision, stack.kv_precision, batch, held)
 
 
-def floors(stack: Stack) -> dict[str, Result]:
+def busy_batch(ladder: kvcache.Ladder) -> int:
+    """The busiest decode the ladder admits at the context limit: every worst-case user resident
+    (one, if not even one fits, so the read stays defined)."""
+    return max(int(ladder.users_worst.value), 1)
+
+
+def floors(stack: Stack, ladder: kvcache.Ladder) -> dict[str, Result]:
     """The bandwidth floor on a decode step, and how much of the ITL promise the busy one uses."""
     short = roofline.step_floor(_read(stack, 1, stack.traffic.prompt_p50), stack.card)
-    busy = roofline.step_floor(_read(stack, BUSY_BATCH, stack.context_limit), stack.card)
+    busy = roofline.step_floor(_read(stack, busy_batch(ladder), stack.context_limit), stack.card)
     promise = stack.promise.itl_p95_s
     share = busy.value / promise
     return {
@@ -85,48 +97,143 @@ def floors(stack: Stack) -> dict[str, Result]:
     }
 
 
-def facts(stack: Stack = REFERENCE) -> dict[str, object]:
-    """The namespace a document's references resolve in."""
+@dataclass(frozen=True)
+class Crossings:
+    """Whether decode turns compute-bound, at a short, a typical and the longest admitted length."""
+
+    short: timing.Crossing
+    typical: timing.Crossing
+    at_limit: timing.Crossing
+
+
+SHORT_SEQUENCE = 128
+
+
+def times(stack: Stack, ladder: kvcache.Ladder) -> dict[str, object]:
+    """The time model on this stack: rates, the ridge, prefill, decode steps, and what they make."""
     traffic = stack.traffic
-    ladder = kvcache.ladder(stack)
+    peak = timing.peak_compute(stack.card, stack.weight_precision)
+    typical_context = traffic.prompt_p50 + traffic.output_p50 // 2
+    single = timing.decode_step(stack, 1, typical_context)
+    busy = timing.decode_step(stack, busy_batch(ladder), stack.context_limit)
     return {
-        "stack": stack,
-        "model": stack.model,
-        "card": stack.card,
-        "traffic": traffic,
-        "params": count_parameters(stack.model),
-        "weights": {
-            "bf16": weight_bytes(stack.model, BF16),
-            "fp8": weight_bytes(stack.model, FP8),
-            "int4": weight_bytes(stack.model, INT4),
-        },
-        "kv": {
-            "formula": kvcache.FORMULA,
-            "per_token": ladder.per_token,
-            "per_user": ladder.per_user,
-            "per_token_fp8": kvcache.bytes_per_token(stack.model, FP8),
-            "key_width": kvcache.key_width(stack.model),
-            "short_chat": given(SHORT_CHAT, TOKENS),
-            "short_chat_blocks": kvcache.blocks_for(SHORT_CHAT, stack.block_size),
-            "block_size": stack.block_size,
-        },
-        "ladder": ladder,
-        "levers": kvcache.stacked_levers(stack),
-        "family": {key.split("-")[-1]: model_cache(model, stack) for key, model in CATALOGUE.items()},
-        "recompute": {
-            "typical": kvcache.recompute_cost_ratio(traffic.prompt_p50, traffic.output_p50),
-            "long": kvcache.recompute_cost_ratio(traffic.prompt_p95, traffic.output_long),
-        },
-        "read": {
-            "short": _read(stack, 1, traffic.prompt_p50),
-            "at_limit": _read(stack, 1, stack.context_limit),
-            "at_max": _read(stack, 1, max(stack.model.max_position_embeddings, 1)),
-            "busy": _read(stack, BUSY_BATCH, stack.context_limit),
-        },
-        "promise": {
-            "ttft": given(stack.promise.ttft_p95_s, SECONDS, "time to first token, p95"),
-            "itl": given(stack.promise.itl_p95_s, MS_WHOLE, "inter-token latency, p95"),
-        },
-        "floor": floors(stack),
-        "long_context": long_context(stack),
+        "peak": peak,
+        "ridge": timing.ridge_point(stack.card, stack.weight_precision),
+        "effective_ridge": timing.effective_ridge(stack),
+        "mfu": given(stack.efficiency.mfu, PERCENT, "MFU, an assumption"),
+        "bandwidth_fraction": given(stack.efficiency.bandwidth_fraction, PERCENT, "achieved bandwidth fraction, an assumption"),
+        "achieved_compute": timing.achieved(peak, stack.efficiency.mfu, "MFU"),
+        "achieved_bandwidth": timing.achieved(stack.card.bandwidth, stack.efficiency.bandwidth_fraction, "bandwidth fraction"),
+        "ops_per_token": operations.linear_ops_per_token(stack.model),
+        "multiplied": operations.multiplied_parameters(stack.model),
+        "attention_per_position": operations.attention_ops_per_position(stack.model),
+        "attention_crossover": operations.attention_crossover(stack.model),
+        "prefill_ops": operations.prefill_ops(stack.model, traffic.prompt_p50),
+        "prefill": timing.prefill_time(stack, traffic.prompt_p50),
+        "prefill_long": timing.prefill_time(stack, traffic.prompt_p95),
+        "prefill_intensity": timing.prefill_intensity(stack, traffic.prompt_p50),
+        "typical_context": given(typical_context, TOKENS, "prompt p50 + half the output p50"),
+        "single": single,
+        "busy": busy,
+        "request": timing.request_time(stack, traffic.prompt_p50, traffic.output_p50, 1),
+        "crossing": Crossings(
+            short=timing.compute_bound_batch(stack, SHORT_SEQUENCE),
+            typical=timing.compute_bound_batch(stack, traffic.prompt_p50),
+            at_limit=timing.compute_bound_batch(stack, stack.context_limit),
+        ),
     }
+
+
+def measurements(stack: Stack) -> dict[str, object]:
+    """Published measurements of the reference stack beside the model at this stack's efficiencies."""
+    return {
+        "mfu": measured.measured_mfu(),
+        "bandwidth_fraction": measured.measured_bandwidth_fraction(),
+        **measured.comparisons(stack.efficiency),
+    }
+
+
+def _weights(stack: Stack, _: "Facts") -> dict[str, Result]:
+    return {
+        "bf16": weight_bytes(stack.model, BF16),
+        "bf16_decimal": in_gigabytes(weight_bytes(stack.model, BF16)),
+        "fp8": weight_bytes(stack.model, FP8),
+        "int4": weight_bytes(stack.model, INT4),
+    }
+
+
+def _kv(stack: Stack, made: "Facts") -> dict[str, object]:
+    ladder = made["ladder"]
+    return {
+        "formula": kvcache.FORMULA,
+        "per_token": ladder.per_token,
+        "per_user": ladder.per_user,
+        "per_token_fp8": kvcache.bytes_per_token(stack.model, FP8),
+        "key_width": kvcache.key_width(stack.model),
+        "short_chat": given(SHORT_CHAT, TOKENS),
+        "short_chat_blocks": kvcache.blocks_for(SHORT_CHAT, stack.block_size),
+        "block_size": stack.block_size,
+    }
+
+
+def _reads(stack: Stack, made: "Facts") -> dict[str, roofline.DecodeRead]:
+    traffic = stack.traffic
+    return {
+        "short": _read(stack, 1, traffic.prompt_p50),
+        "at_limit": _read(stack, 1, stack.context_limit),
+        "at_max": _read(stack, 1, max(stack.model.max_position_embeddings, 1)),
+        "busy": _read(stack, busy_batch(made["ladder"]), stack.context_limit),
+    }
+
+
+SECTIONS: dict[str, Callable[[Stack, "Facts"], object]] = {
+    "stack": lambda stack, made: stack,
+    "model": lambda stack, made: stack.model,
+    "card": lambda stack, made: stack.card,
+    "traffic": lambda stack, made: stack.traffic,
+    "params": lambda stack, made: count_parameters(stack.model),
+    "weights": _weights,
+    "kv": _kv,
+    "ladder": lambda stack, made: kvcache.ladder(stack),
+    "levers": lambda stack, made: kvcache.stacked_levers(stack),
+    "family": lambda stack, made: {key.split("-")[-1]: model_cache(model, stack) for key, model in CATALOGUE.items()},
+    "recompute": lambda stack, made: {
+        "typical": kvcache.recompute_cost_ratio(stack.traffic.prompt_p50, stack.traffic.output_p50),
+        "long": kvcache.recompute_cost_ratio(stack.traffic.prompt_p95, stack.traffic.output_long),
+    },
+    "read": _reads,
+    "promise": lambda stack, made: {
+        "ttft": given(stack.promise.ttft_p95_s, SECONDS, "time to first token, p95"),
+        "itl": given(stack.promise.itl_p95_s, MS_WHOLE, "inter-token latency, p95"),
+    },
+    "floor": lambda stack, made: floors(stack, made["ladder"]),
+    "long_context": lambda stack, made: long_context(stack),
+    "time": lambda stack, made: times(stack, made["ladder"]),
+    "measured": lambda stack, made: measurements(stack),
+}
+
+
+class Facts(Mapping[str, object]):
+    """The namespace a document's references resolve in, computed a section at a time, when first
+    asked for: a calculator's recompute costs only the sections its page shows."""
+
+    def __init__(self, stack: Stack):
+        self.stack = stack
+        self._made: dict[str, object] = {}
+
+    def __getitem__(self, key: str) -> object:
+        if key not in self._made:
+            if key not in SECTIONS:
+                raise KeyError(key)
+            self._made[key] = SECTIONS[key](self.stack, self)
+        return self._made[key]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(SECTIONS)
+
+    def __len__(self) -> int:
+        return len(SECTIONS)
+
+
+def facts(stack: Stack = REFERENCE) -> Facts:
+    return Facts(stack)

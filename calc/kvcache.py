@@ -7,7 +7,8 @@ from dataclasses import dataclass, replace
 from .models import Model
 from .precision import FP8, Precision, weight_bytes
 from .stack import Stack
-from .units import COUNT, FRACTION, GIB_HELD, KIB_HELD, PERCENT, RATIO, TIMES, Result, floor_count, given, grouped, plain
+from .units import (COUNT, FRACTION, GIB_HELD, KIB_HELD, PERCENT, RATIO, TIMES, TOKENS, Result, floor_count, given,
+                    grouped, plain)
 
 FORMULA = "bytes = 2 × layers × kv_heads × head_dim × seq_len × bytes_per_element"
 
@@ -44,6 +45,35 @@ def blocks_for(tokens: int, block_size: int) -> int:
     return -(-tokens // block_size)
 
 
+def tokens_in_blocks(tokens: int, block_size: int) -> Result:
+    """The tokens a sequence is charged under paging: its length rounded up to whole blocks."""
+    blocks = blocks_for(tokens, block_size)
+    value = blocks * block_size
+    return Result(value, TOKENS, formula="⌈tokens ÷ block⌉ × block",
+                  worked=f"⌈{grouped(tokens)} ÷ {block_size}⌉ = {grouped(blocks)} blocks; "
+                         f"{grouped(blocks)} × {block_size} = {TOKENS.show(value)}")
+
+
+def token_capacity(budget: Result, per_token: Result, block_size: int) -> Result:
+    """The tokens the KV budget holds, in whole blocks: the figure an engine logs at start-up."""
+    if budget.value <= 0:
+        return Result(0, TOKENS, formula="⌊KV budget ÷ (block × per token)⌋ × block",
+                      worked=f"a KV budget of {budget} holds no tokens")
+    blocks = floor_count(budget.value, block_size * per_token.value)
+    value = blocks * block_size
+    return Result(value, TOKENS, formula="⌊KV budget ÷ (block × per token)⌋ × block",
+                  worked=f"⌊{budget} ÷ ({block_size} × {per_token})⌋ = {grouped(blocks)} blocks; "
+                         f"{grouped(blocks)} × {block_size} = {TOKENS.show(value)}")
+
+
+def users_by_tokens(capacity: Result, per_user: Result) -> Result:
+    """Whole users: the floor of the token capacity over the tokens each user is charged."""
+    users = floor_count(capacity.value, per_user.value)
+    return Result(users, COUNT, formula="⌊token capacity ÷ tokens per user⌋",
+                  worked=(f"{capacity} ÷ {per_user} = {grouped(capacity.value / per_user.value, 2)} → "
+                          f"{grouped(users)} users"))
+
+
 def bytes_paged(per_token: Result, tokens: int, block_size: int) -> Result:
     """The cache a sequence of `tokens` holds under paging: only its blocks, rounded up."""
     blocks = blocks_for(tokens, block_size)
@@ -68,8 +98,11 @@ class Ladder:
     activations: Result
     kv_budget: Result
     per_token: Result
+    token_capacity: Result
+    tokens_per_user: Result
     per_user: Result
     users_worst: Result
+    tokens_per_user_paged: Result
     per_user_paged: Result
     users_paged: Result
     paging_gain: Result
@@ -116,8 +149,12 @@ def ladder(stack: Stack) -> Ladder:
         worked=f"{pool} − {weights} − {activations} = {GIB_HELD.show(budget_value)}",
     )
     per_token = bytes_per_token(stack.model, stack.kv_precision)
-    per_user = bytes_paged(per_token, stack.model.tokens_cached(stack.context_limit), stack.block_size)
-    per_user_paged = bytes_paged(per_token, stack.model.tokens_cached(stack.typical_conversation), stack.block_size)
+    capacity_tokens = token_capacity(kv_budget, per_token, stack.block_size)
+    worst, typical = stack.model.tokens_cached(stack.context_limit), stack.model.tokens_cached(stack.typical_conversation)
+    tokens_per_user = tokens_in_blocks(worst, stack.block_size)
+    tokens_per_user_paged = tokens_in_blocks(typical, stack.block_size)
+    per_user = bytes_paged(per_token, worst, stack.block_size)
+    per_user_paged = bytes_paged(per_token, typical, stack.block_size)
     return Ladder(
         stack=stack,
         capacity=capacity,
@@ -126,10 +163,13 @@ def ladder(stack: Stack) -> Ladder:
         activations=activations,
         kv_budget=kv_budget,
         per_token=per_token,
+        token_capacity=capacity_tokens,
+        tokens_per_user=tokens_per_user,
         per_user=per_user,
-        users_worst=users_that_fit(kv_budget, per_user),
+        users_worst=users_by_tokens(capacity_tokens, tokens_per_user),
+        tokens_per_user_paged=tokens_per_user_paged,
         per_user_paged=per_user_paged,
-        users_paged=users_that_fit(kv_budget, per_user_paged),
+        users_paged=users_by_tokens(capacity_tokens, tokens_per_user_paged),
         paging_gain=Result(per_user.value / per_user_paged.value, RATIO, formula="worst-case per user ÷ paged per user",
                            worked=f"{per_user} ÷ {per_user_paged.show(3)} = {RATIO.show(per_user.value / per_user_paged.value)}"),
     )

@@ -79,6 +79,7 @@ class Model:
             if towers:
                 counted += f"; not counted: {excerpt(', '.join(towers))}, nor any projector joining it to the language model"
             config = {**inner, "_name_or_path": inner.get("_name_or_path") or config.get("_name_or_path")}
+        _refuse_other_attention(config)
         architecture = _architecture(config)
         traits = ARCHITECTURES[architecture]
         layers = _whole(config, "num_hidden_layers")
@@ -160,6 +161,23 @@ def _architecture(config: Mapping[str, Any]) -> str:
         raise ConfigError("model_type", f"{excerpt(model_type)} is not an architecture calc can size "
                                         f"(it knows {', '.join(sorted(_MODEL_TYPES))})")
     return _MODEL_TYPES[model_type]
+
+
+_OTHER_ATTENTION = {
+    "kv_lora_rank": "latent attention (MLA): the cache holds a compressed latent per token and layer, not "
+                    "num_key_value_heads keys and values, so the KV head count it declares does not size it",
+    "multi_query": "Falcon-style attention names its shared heads this way, not with num_key_value_heads",
+    "n_head_kv": "Falcon-style attention names its KV heads this way, not with num_key_value_heads",
+    "num_kv_heads": "Falcon-style attention names its KV heads this way, not with num_key_value_heads",
+}
+
+
+def _refuse_other_attention(config: Mapping[str, Any]) -> None:
+    """A config that describes its attention in fields calc does not read is refused by name, never
+    sized as if it were multi-head."""
+    for key, why in _OTHER_ATTENTION.items():
+        if key in config and config[key] not in (None, False):
+            raise ConfigError(key, f"{why}; calc cannot size this attention yet")
 
 
 def _window(config: Mapping[str, Any]) -> int | None:

@@ -8,6 +8,12 @@ from .models import Model
 from .units import GIB_HELD, Result, grouped, plain
 
 
+QUANTISED_WEIGHTS_SOURCE = (
+    "Neural Magic's FP8 checkpoints of Llama 3 8B Instruct (model card: only the linear operators within "
+    "transformer blocks are quantised); AWQ and GPTQ int4 checkpoints likewise leave the embedding and LM head "
+    "in 16 bits")
+
+
 @dataclass(frozen=True)
 class Precision:
     """A storage format. `bits` is the effective width: scales and zero-points included."""
@@ -17,11 +23,16 @@ class Precision:
     note: str
 
     @property
+    def quantised(self) -> bool:
+        return self.bits < BF16_BITS
+
+    @property
     def bytes(self) -> float:
         return self.bits / 8
 
 
-BF16 = Precision("bf16", 16, "1 sign, 8 exponent, 7 mantissa bits")
+BF16_BITS = 16
+BF16 = Precision("bf16", BF16_BITS, "1 sign, 8 exponent, 7 mantissa bits")
 FP8 = Precision("fp8", 8, "e4m3: 1 sign, 4 exponent, 3 mantissa bits")
 INT4 = Precision("int4", 4.25, "4-bit weights with a 16-bit scale and zero-point shared by each group of 128")
 
@@ -30,12 +41,21 @@ KV_PRECISIONS: dict[str, Precision] = {p.name: p for p in (BF16, FP8)}
 
 
 def weight_bytes(model: Model, precision: Precision) -> Result:
-    """Memory the weights hold: parameters × bytes per parameter."""
-    params = count_parameters(model).total.value
-    value = params * precision.bytes
+    """Memory the weights hold. A quantised checkpoint converts the blocks' matrices only; the
+    embedding table, the LM head and the norms stay in bf16 (QUANTISED_WEIGHTS_SOURCE)."""
+    count = count_parameters(model)
+    total = count.total.value
+    if not precision.quantised:
+        value = total * precision.bytes
+        return Result(value, GIB_HELD, formula="parameters × bytes per parameter",
+                      worked=f"{grouped(total)} × {plain(precision.bytes)} B = {grouped(value)} B = {GIB_HELD.show(value)}")
+    converted, kept = count.block_matrices, total - count.block_matrices
+    value = converted * precision.bytes + kept * BF16.bytes
     return Result(
         value,
         GIB_HELD,
-        formula="parameters × bytes per parameter",
-        worked=f"{grouped(params)} × {plain(precision.bytes)} B = {grouped(value)} B = {GIB_HELD.show(value)}",
+        formula=f"block matrices × {precision.name} bytes + embedding, head and norms × bf16 bytes",
+        worked=(f"{grouped(converted)} × {plain(precision.bytes)} B + {grouped(kept)} × {plain(BF16.bytes)} B = "
+                f"{grouped(value)} B = {GIB_HELD.show(value)}"),
     )
+

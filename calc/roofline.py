@@ -3,9 +3,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from .anatomy import count_parameters
 from .kvcache import bytes_per_token
 from .models import Model
-from .precision import Precision, weight_bytes
+from .precision import BF16, Precision, weight_bytes
 from .cards import Card
 from .units import GB_MOVED, MS, PERCENT, RATIO, Result, grouped
 
@@ -38,16 +39,27 @@ class DecodeRead:
                       worked=f"{self.weights} ÷ {self.total} = {PERCENT.show(value)}")
 
 
+def weights_read(model: Model, precision: Precision) -> Result:
+    """Weight bytes one forward step reads: every matrix it multiplies by. An untied embedding
+    table is gathered, one row per token, not streamed; a tied one is read whole as the LM head."""
+    held = weight_bytes(model, precision).value
+    if model.tie_word_embeddings:
+        return Result(held, GB_MOVED, formula="weights held (the tied embedding is read whole as the LM head)",
+                      worked=f"{grouped(held)} B = {GB_MOVED.show(held)}")
+    table = count_parameters(model).embedding * (BF16.bytes if precision.quantised else precision.bytes)
+    value = held - table
+    return Result(value, GB_MOVED, formula="weights held − the embedding table, which is gathered, not read",
+                  worked=f"{grouped(held)} B − {grouped(table)} B = {grouped(value)} B = {GB_MOVED.show(value)}")
+
+
 def decode_read(model: Model, weights: Precision, kv: Precision, batch: int, tokens: int) -> DecodeRead:
     """One decode step at `batch` sequences of `tokens` tokens each."""
-    weight_total = weight_bytes(model, weights).value
     per_token = bytes_per_token(model, kv)
     cache = batch * tokens * per_token.value
     return DecodeRead(
         batch=batch,
         tokens=tokens,
-        weights=Result(weight_total, GB_MOVED, formula="parameters × bytes per parameter",
-                       worked=f"{GB_MOVED.show(weight_total)}"),
+        weights=weights_read(model, weights),
         cache=Result(cache, GB_MOVED, formula="batch × tokens × per-token cache",
                      worked=f"{grouped(batch)} × {grouped(tokens)} × {grouped(per_token.value)} B = {GB_MOVED.show(cache)}"),
     )
@@ -81,5 +93,5 @@ def cache_share_curves(model: Model, weights: Precision, kv: Precision) -> list[
         held = model.tokens_cached(tokens)
         shares = [decode_read(model, weights, kv, b, held).cache_share.value for b in CURVE_BATCHES]
         curves.append({"name": f"{grouped(tokens)} tokens", "x": list(CURVE_BATCHES),
-                       "y": [round(100 * share, 2) for share in shares]})
+                       "y": [100 * share for share in shares]})
     return curves

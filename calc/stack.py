@@ -30,6 +30,20 @@ class Promise:
 
 
 @dataclass(frozen=True)
+class Efficiency:
+    """How much of the datasheet a real engine achieves: the two assumptions every time rests on.
+
+    `mfu`: the share of the dense tensor peak that matrix work reaches (prefill, and decode when it
+    is compute-bound). `bandwidth_fraction`: the share of HBM bandwidth a decode step's reads reach.
+    Both stand for published measurements of this stack (calc.measured), which the pages set beside
+    them.
+    """
+
+    mfu: float = 0.45
+    bandwidth_fraction: float = 0.60
+
+
+@dataclass(frozen=True)
 class Stack:
     """A model on a card under an engine, with the traffic it must carry and what it promises."""
 
@@ -45,6 +59,7 @@ class Stack:
     block_size: int
     traffic: Traffic
     promise: Promise
+    efficiency: Efficiency = Efficiency()
 
 
 REFERENCE = Stack(

@@ -10,6 +10,7 @@ first input to the last result. Rounding happens once, here, when a number is sh
 """
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 
 KiB = 1024
@@ -46,15 +47,20 @@ class Unit:
     decimals: int
     spaced: bool = True
     exact_up_to: int = 0
+    significant: int = 0
 
     def number(self, value: float, decimals: int | None = None) -> str:
         """`decimals` places, or the unit's own; a unit with `exact_up_to` adds places (up to that
-        many) until the number shown is the number used, so 0.999 never prints as 1.00."""
+        many) until the number shown is the number used, so 0.999 never prints as 1.00, and one
+        with `significant` adds places until a small number shows that many significant digits."""
         scaled = value / self.scale
         places = self.decimals if decimals is None else decimals
         if decimals is None:
             while places < self.exact_up_to and round(scaled, places) != scaled:
                 places += 1
+            if self.significant and scaled and math.isfinite(scaled):
+                needed = self.significant - 1 - math.floor(math.log10(abs(scaled)))
+                places = min(max(places, needed), 6)
         return grouped(scaled, places)
 
     def show(self, value: float, decimals: int | None = None) -> str:
@@ -65,19 +71,25 @@ class Unit:
 
 
 GIB_HELD = Unit("GiB", GiB, "GiB", 2)
-KIB_HELD = Unit("KiB", KiB, "KiB", 0)
-GB_MOVED = Unit("GB", GB, "GB", 2)
+KIB_HELD = Unit("KiB", KiB, "KiB", 0, exact_up_to=2)
+GB_MOVED = Unit("GB", GB, "GB", 2, significant=2)
 TB_PER_S = Unit("TB/s", TB, "TB/s", 2)
 GB_PER_S = Unit("GB/s", GB, "GB/s", 0)
 TFLOPS = Unit("TFLOP/s", 1e12, "TFLOP/s", 0)
+GFLOP = Unit("GFLOP", 1e9, "GFLOP", 1, significant=2)
+TFLOP = Unit("TFLOP", 1e12, "TFLOP", 2, significant=2)
+FLOP_PER_BYTE = Unit("FLOP/B", 1, "FLOP/B", 0)
+TOKENS_PER_S = Unit("tok/s", 1, "tok/s", 0)
 COUNT = Unit("count", 1, "", 0)
 TOKENS = Unit("tokens", 1, "tokens", 0)
 RATIO = Unit("ratio", 1, "×", 1, spaced=False)
+RATIO_FINE = Unit("ratio", 1, "×", 2, spaced=False)
 TIMES = Unit("times", 1, "×", 0, spaced=False)
 PERCENT = Unit("percent", 0.01, "%", 0, spaced=False)
-MS = Unit("ms", 0.001, "ms", 1)
+MS = Unit("ms", 0.001, "ms", 1, significant=2)
 MS_WHOLE = Unit("ms", 0.001, "ms", 0)
-SECONDS = Unit("s", 1, "s", 1)
+MS_FINE = Unit("ms", 0.001, "ms", 2)
+SECONDS = Unit("s", 1, "s", 0, exact_up_to=2)
 FRACTION = Unit("fraction", 1, "", 2, exact_up_to=6)
 MIB_REPORTED = Unit("MiB", MiB, "MiB", 0)
 

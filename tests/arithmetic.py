@@ -2,7 +2,7 @@
 
 A worked line is one or more chains separated by semicolons, `expression = expression = … → whole`, in the page's own notation:
 thousands commas, true minus signs, ×, ÷, ⌈ ⌉ and ⌊ ⌋, units after numbers (GiB, KiB, GB, TB/s,
-ms, %, an attached ×), and words ("blocks", "embedding") that carry no value. Every number shown
+ms, %, an attached ×), max, min and median of lists, and words ("blocks", "embedding") that carry no value. Every number shown
 stands for the interval it could have been rounded from (± half its last digit), so a line holds
 when each link of the chain overlaps the next, and an arrow's whole number is the floor of what
 stands before it.
@@ -10,17 +10,19 @@ stands before it.
 from __future__ import annotations
 
 import re
+import statistics
 from dataclasses import dataclass
 
 UNITS = {
     "B": 1, "KiB": 1024, "MiB": 1024 ** 2, "GiB": 1024 ** 3, "GB": 1e9, "TB": 1e12,
     "GB/s": 1e9, "TB/s": 1e12, "TFLOP/s": 1e12, "FLOP": 1, "GFLOP": 1e9, "TFLOP": 1e12,
     "ms": 1e-3, "s": 1, "µs": 1e-6, "%": 0.01, "×": 1, "MiB/GiB": 1 / 1024,
-    "tokens": 1, "users": 1, "tok/s": 1,
+    "tokens": 1, "users": 1, "tok/s": 1, "FLOP/B": 1,
 }
+FUNCTIONS = {"max": max, "min": min, "median": statistics.median}
 _TOKEN = re.compile(
     r"\s*(?:(?P<number>\d[\d,]*(?:\.\d+)?)(?P<attached>[×%])?"
-    r"|(?P<op>[×÷+−()⌈⌉⌊⌋])"
+    r"|(?P<op>[×÷+−()⌈⌉⌊⌋,])"
     r"|(?P<word>[A-Za-zµ/]+))")
 
 
@@ -76,6 +78,8 @@ def _tokens(text: str) -> list[tuple[str, object]]:
                 out.append(("unit", UNITS[match["attached"]]))
         elif match["op"]:
             out.append(("op", match["op"]))
+        elif match["word"] in FUNCTIONS:
+            out.append(("op", match["word"]))
         elif match["word"] in UNITS:
             if out and out[-1][0] == "number":
                 out.append(("unit", UNITS[match["word"]]))
@@ -116,6 +120,17 @@ class _Parser:
         kind, token = self.take()
         if kind == "op" and token == "−":
             return -self.factor()
+        if kind == "op" and token in FUNCTIONS:
+            if self.take() != ("op", "("):
+                raise NotArithmetic(f"{token} without (")
+            values = [self.expression()]
+            while self.peek() == ("op", ","):
+                self.take()
+                values.append(self.expression())
+            if self.take() != ("op", ")"):
+                raise NotArithmetic(f"unclosed {token}(")
+            pick = FUNCTIONS[token]
+            return Span(pick([v.lo for v in values]), pick([v.hi for v in values]))
         if kind == "op" and token in "(⌈⌊":
             inner = self.expression()
             closing = {"(": ")", "⌈": "⌉", "⌊": "⌋"}[token]

@@ -10,7 +10,7 @@ from calc.anatomy import count_parameters
 from calc.cards import H100_SXM
 from calc.facts import facts
 from calc.models import CATALOGUE, LLAMA_3_1_8B, ConfigError, Model
-from calc.precision import BF16, FP8
+from calc.precision import BF16, FP8, weight_bytes
 from calc.present import UnknownFact, resolve, show
 from calc.stack import REFERENCE
 from calc.units import GiB, KiB
@@ -77,7 +77,8 @@ def test_stacked_levers_floor_the_exact_quotient():
     assert [step.users.value for step in levers.steps] == [13, 53, 107, 382]
     assert str(levers.gqa_factor) == "4×"
     assert str(levers.fp8_factor) == "2×"
-    assert str(levers.fp8_weights_budget_gain) == "14%"
+    # fp8 weights: (53.73 + 14.96 − 8.46) ÷ 53.73 − 1, with the embedding and head kept in bf16
+    assert str(levers.fp8_weights_budget_gain) == "12%"
 
 
 def test_recompute_ratio_is_quadratic():
@@ -87,14 +88,68 @@ def test_recompute_ratio_is_quadratic():
 
 
 def test_cache_share_of_the_decode_read():
-    busy = roofline.decode_read(LLAMA_3_1_8B, BF16, BF16, 64, 8_192)
-    assert str(busy.cache) == "68.72 GB"
-    assert str(busy.weights) == "16.06 GB"
-    assert str(busy.cache_share) == "81%"
+    # A step reads the matrices it multiplies by: 16,060,522,496 B held less the
+    # 128,256 × 4,096 × 2 B embedding table, which is gathered a row per token.
+    busy = roofline.decode_read(LLAMA_3_1_8B, BF16, BF16, 53, 8_192)
+    assert busy.weights.value == 16_060_522_496 - 128_256 * 4_096 * 2 == 15_009_849_344
+    assert str(busy.cache) == "56.91 GB"
+    assert str(busy.weights) == "15.01 GB"
+    assert str(busy.cache_share) == "79%"
     at_max = roofline.decode_read(LLAMA_3_1_8B, BF16, BF16, 1, 131_072)
-    assert str(at_max.cache_share) == "52%"
+    assert str(at_max.cache_share) == "53%"
     short = roofline.decode_read(LLAMA_3_1_8B, BF16, BF16, 1, 2_000)
-    assert short.cache_share.show(1) == "1.6%"
+    assert short.cache_share.show(1) == "1.7%"
+
+
+def test_the_busy_read_is_a_batch_the_ladder_admits():
+    namespace = facts()
+    busy = namespace["read"]["busy"]
+    assert busy.batch == namespace["ladder"].users_worst.value == 53
+    assert busy.cache.value <= namespace["ladder"].kv_budget.value
+    assert str(namespace["floor"]["busy"]) == "21.5 ms"
+
+
+def test_quantised_weights_keep_the_embedding_and_head_in_bf16():
+    count = count_parameters(LLAMA_3_1_8B)
+    converted = 32 * (count.attention_per_layer + count.feed_forward_per_layer)
+    assert converted == 6_979_321_856
+    kept = 8_030_261_248 - converted  # embedding + head + norms
+    assert weight_bytes(LLAMA_3_1_8B, FP8).value == converted * 1 + kept * 2 == 9_081_200_640
+    assert str(weight_bytes(LLAMA_3_1_8B, FP8)) == "8.46 GiB"
+    assert weight_bytes(LLAMA_3_1_8B, BF16).value == 8_030_261_248 * 2
+
+
+def test_a_tied_embedding_is_read_whole():
+    tied = replace(LLAMA_3_1_8B, tie_word_embeddings=True)
+    assert roofline.weights_read(tied, BF16).value == weight_bytes(tied, BF16).value
+
+
+def test_the_ladder_passes_through_the_token_capacity():
+    ladder = kvcache.ladder(REFERENCE)
+    # ⌊53.73 GiB ÷ (16 × 128 KiB)⌋ = 27,507 blocks of 16 tokens
+    assert ladder.token_capacity.value == 27_507 * 16 == 440_112
+    assert ladder.tokens_per_user.value == 8_192
+    assert ladder.users_worst.worked == "440,112 tokens ÷ 8,192 tokens = 53.72 → 53 users"
+    assert ladder.users_paged.worked == "440,112 tokens ÷ 2,304 tokens = 191.02 → 191 users"
+
+
+def test_the_worst_case_is_charged_in_whole_blocks():
+    tiny = kvcache.ladder(replace(REFERENCE, context_limit=1, typical_conversation=1))
+    assert tiny.tokens_per_user.value == 16
+    assert tiny.users_paged.value == tiny.users_worst.value
+    assert str(tiny.paging_gain) == "1.0×"
+
+
+@pytest.mark.parametrize("field, config", [
+    ("kv_lora_rank", {"architectures": ["LlamaForCausalLM"], "kv_lora_rank": 512, "num_key_value_heads": 128}),
+    ("multi_query", {"multi_query": True}),
+    ("n_head_kv", {"n_head_kv": 8}),
+])
+def test_attention_calc_cannot_read_is_refused_by_name(field, config):
+    base = {"num_hidden_layers": 2, "hidden_size": 64, "num_attention_heads": 8, "intermediate_size": 128,
+            "vocab_size": 10}
+    with pytest.raises(ConfigError, match=f"^{field}: "):
+        Model.from_config({**base, **config})
 
 
 def test_fp8_halves_the_cache():

@@ -1,0 +1,93 @@
+"""Arithmetic a forward pass performs, counted from the config.
+
+Two terms. The matrix multiplies cost 2 operations (a multiply and an add) per parameter the
+token multiplies by: every block matrix it passes through (for a mixture of experts, only the
+experts it is routed to) and the LM head; the embedding is a lookup, not a multiply. Attention
+costs 4 × layers × (query heads × head_dim) per earlier position the token attends to: 2 for the
+scores (q·k) and 2 for the weighted sum of values. Causal attention lets token t attend to t
+positions (itself and those before), so a prompt of N tokens pays the causal half,
+N(N + 1) ÷ 2 positions in all, never N². A sliding window caps each token's positions at the window.
+"""
+from __future__ import annotations
+
+from .anatomy import count_parameters
+from .models import Model
+from .units import COUNT, GFLOP, TFLOP, TOKENS, Result, grouped
+
+
+def multiplied_parameters(model: Model) -> Result:
+    """Parameters one token multiplies by: the active block matrices and the LM head."""
+    count = count_parameters(model)
+    experts_skipped = model.num_local_experts - model.num_experts_per_tok
+    one_expert = (count.feed_forward_per_layer - model.hidden_size * model.num_local_experts
+                  ) // model.num_local_experts if model.is_mixture_of_experts else 0
+    active_blocks = count.block_matrices - model.num_hidden_layers * experts_skipped * one_expert
+    head = model.vocab_size * model.hidden_size
+    value = active_blocks + head
+    routed = (f"; the blocks count only the {model.num_experts_per_tok} of {model.num_local_experts} experts "
+              f"each token is routed to" if model.is_mixture_of_experts else "")
+    return Result(value, COUNT, formula="active block matrices + LM head",
+                  worked=f"{grouped(active_blocks)} in the blocks + {grouped(head)} LM head = {grouped(value)}{routed}")
+
+
+def attention_width(model: Model) -> int:
+    """Query heads × head_dim: the width every score and weighted sum runs over, per layer."""
+    return model.num_attention_heads * model.head_dim
+
+
+def linear_ops_per_token(model: Model) -> Result:
+    params = multiplied_parameters(model)
+    value = 2 * params.value
+    return Result(value, GFLOP, formula="2 × parameters multiplied",
+                  worked=f"2 × {grouped(params.value)} = {GFLOP.show(value)}")
+
+
+def attention_ops_per_position(model: Model) -> Result:
+    """Operations for one token to attend to one position, across every layer."""
+    width = attention_width(model)
+    value = 4 * model.num_hidden_layers * width
+    return Result(value, COUNT, formula="4 × layers × query heads × head_dim",
+                  worked=f"4 × {model.num_hidden_layers} × {grouped(width)} = {grouped(value)}")
+
+
+def causal_positions(model: Model, prompt: int) -> int:
+    """Positions attended to by all N tokens of a prompt: Σ min(t, window) for t = 1 … N."""
+    window = model.sliding_window or prompt
+    if prompt <= window:
+        return prompt * (prompt + 1) // 2
+    return window * (window + 1) // 2 + (prompt - window) * window
+
+
+def prefill_ops(model: Model, prompt: int) -> Result:
+    """One prompt of `prompt` tokens through the whole model: linear term + causal attention."""
+    linear = linear_ops_per_token(model).value * prompt
+    positions = causal_positions(model, prompt)
+    per_position = attention_ops_per_position(model).value
+    attention = per_position * positions
+    value = linear + attention
+    return Result(
+        value, TFLOP, formula="2 × parameters × N + attention per position × causal positions",
+        worked=(f"{GFLOP.show(linear_ops_per_token(model).value)} × {grouped(prompt)} + {grouped(per_position)} × "
+                f"{grouped(positions)} = {TFLOP.show(linear)} + {TFLOP.show(attention)} = {TFLOP.show(value)}"),
+    )
+
+
+def decode_ops(model: Model, batch: int, tokens: int) -> Result:
+    """One decode step: each of `batch` sequences multiplies one new token through the model and
+    attends to the `tokens` it holds (a window caps them)."""
+    held = model.tokens_cached(tokens)
+    per_sequence = linear_ops_per_token(model).value + attention_ops_per_position(model).value * held
+    value = batch * per_sequence
+    return Result(value, GFLOP, formula="batch × (2 × parameters + attention per position × tokens held)",
+                  worked=(f"{grouped(batch)} × ({GFLOP.show(linear_ops_per_token(model).value)} + "
+                          f"{grouped(attention_ops_per_position(model).value)} × {grouped(held)}) = {GFLOP.show(value)}"))
+
+
+def attention_crossover(model: Model) -> Result:
+    """The prompt length at which causal attention's operations equal the linear term's:
+    per_position × N(N + 1) ÷ 2 = 2 × P × N, so N = 4P ÷ per_position − 1 (no window)."""
+    params = multiplied_parameters(model).value
+    per_position = attention_ops_per_position(model).value
+    value = 4 * params / per_position - 1
+    return Result(value, TOKENS, formula="4 × parameters multiplied ÷ attention per position − 1",
+                  worked=f"4 × {grouped(params)} ÷ {grouped(per_position)} − 1 = {TOKENS.show(value)}")
