@@ -261,14 +261,31 @@ LLAMA_3_1_405B_CONFIG = {
     "vocab_size": 128256,
 }
 
+LLAMA_3_2_1B_CONFIG = {
+    "architectures": ["LlamaForCausalLM"],
+    "head_dim": 64,
+    "hidden_size": 2048,
+    "intermediate_size": 8192,
+    "max_position_embeddings": 131072,
+    "num_attention_heads": 32,
+    "num_hidden_layers": 16,
+    "num_key_value_heads": 8,
+    "rope_theta": 500000.0,
+    "tie_word_embeddings": True,
+    "torch_dtype": "bfloat16",
+    "vocab_size": 128256,
+}
+
 _HF = "config.json of meta-llama/{} on the Hugging Face Hub"
 
 LLAMA_3_1_8B = Model.from_config(LLAMA_3_1_8B_CONFIG, "Llama 3.1 8B Instruct", _HF.format("Llama-3.1-8B-Instruct"))
 LLAMA_3_1_70B = Model.from_config(LLAMA_3_1_70B_CONFIG, "Llama 3.1 70B Instruct", _HF.format("Llama-3.1-70B-Instruct"))
 LLAMA_3_1_405B = Model.from_config(LLAMA_3_1_405B_CONFIG, "Llama 3.1 405B Instruct", _HF.format("Llama-3.1-405B-Instruct"))
+LLAMA_3_2_1B = Model.from_config(LLAMA_3_2_1B_CONFIG, "Llama 3.2 1B Instruct", _HF.format("Llama-3.2-1B-Instruct"))
 
 CATALOGUE: dict[str, Model] = {
     "llama-3.1-8b": LLAMA_3_1_8B,
     "llama-3.1-70b": LLAMA_3_1_70B,
     "llama-3.1-405b": LLAMA_3_1_405B,
+    "llama-3.2-1b": LLAMA_3_2_1B,
 }

@@ -15,6 +15,7 @@ from conftest import Watched
 DOC = "06-kv-cache.html"
 CALC = "[data-calculator]"
 LADDER_PATHS = ["ladder.capacity", "ladder.pool", "ladder.weights", "ladder.activations", "ladder.kv_budget",
+                "ladder.token_capacity", "ladder.tokens_per_user",
                 "ladder.per_token", "ladder.per_user", "ladder.users_worst", "ladder.users_paged", "ladder.binds"]
 LEVER_PATHS = ["levers.multi_head.users", "levers.gqa.users", "levers.fp8_cache.users", "levers.paging.users"]
 
