@@ -1,6 +1,7 @@
 """Quoting the reader's own input back in a message: short, and with nothing hidden."""
 from __future__ import annotations
 
+import json
 import re
 
 LONGEST_ECHO = 40
@@ -13,11 +14,19 @@ def visible(text: str) -> str:
 
 
 def excerpt(value: object, limit: int = LONGEST_ECHO) -> str:
-    """At most `limit` characters of a value, then how many more there were."""
-    text = value if isinstance(value, str) else repr(value)
+    """At most `limit` characters of a value, then how many more there were. Text is quoted as
+    typed; anything else is written as JSON writes it (true, null, "4096"), as the reader pasted it."""
+    text = value if isinstance(value, str) else as_json(value)
     if len(text) <= limit:
         return visible(text)
     return f"{visible(text[:limit])}… ({len(text) - limit:,} more characters)"
+
+
+def as_json(value: object) -> str:
+    try:
+        return json.dumps(value, ensure_ascii=False)
+    except (TypeError, ValueError):
+        return repr(value)
 
 
 def hidden_characters(text: str) -> list[str]:

@@ -14,7 +14,7 @@ from .anatomy import count_parameters
 from .models import CATALOGUE, Model
 from .precision import BF16, FP8, INT4, weight_bytes
 from .stack import REFERENCE, Stack
-from .units import GB_MOVED, MS_WHOLE, PERCENT, RATIO, SECONDS, TOKENS, Result, given, grouped
+from .units import COUNT, GB_MOVED, MS_WHOLE, PERCENT, RATIO, SECONDS, TOKENS, Result, given, grouped
 
 SHORT_CHAT = 500
 
@@ -49,14 +49,16 @@ def model_cache(model: Model, stack: Stack) -> ModelCache:
         per_user=kvcache.bytes_for_tokens(per_token, model.tokens_cached(stack.context_limit)),
         per_user_at_max=kvcache.bytes_for_tokens(per_token, model.tokens_cached(model.max_position_embeddings)),
         versus_stack=Result(per_token.value / own.value, RATIO, formula="this model's cache per token ÷ the stack model's",
-                            worked=f"{per_token} ÷ {own} = {RATIO.show(per_token.value / own.value)}"),
+                            worked=(f"{grouped(per_token.value)} B ÷ {grouped(own.value)} B = "
+                                    f"{RATIO.show(per_token.value / own.value)}")),
     )
 
 
 def in_gigabytes(held: Result) -> Result:
     """The same bytes in decimal gigabytes, as bandwidth and bytes moved are quoted."""
     return Result(held.value, GB_MOVED, formula="bytes ÷ 1,000³",
-                  worked=f"{held} = {grouped(held.value)} B = {GB_MOVED.show(held.value)}")
+                  worked=(f"{grouped(held.value)} B = {GB_MOVED.show(held.value)}; "
+                          f"{grouped(held.value)} B = {held}"))
 
 
 def long_context(stack: Stack) -> LongContext:
@@ -144,6 +146,32 @@ def times(stack: Stack, ladder: kvcache.Ladder) -> dict[str, object]:
     }
 
 
+def workload(stack: Stack, ladder: kvcache.Ladder) -> dict[str, object]:
+    """The stack's workload timed: one prompt's prefill, and a decode step of its batch at the
+    output's midpoint. Without a batch, every resident the cache admits at the full request length."""
+    chosen = stack.workload
+    full = stack.model.tokens_cached(chosen.prompt + chosen.output)
+    admitted = kvcache.users_by_tokens(ladder.token_capacity, kvcache.tokens_in_blocks(full, stack.block_size))
+    batch = chosen.batch or max(int(admitted.value), 1)
+    context = chosen.prompt + chosen.output // 2
+    step = timing.decode_step(stack, batch, context)
+    return {
+        "prompt": given(chosen.prompt, TOKENS, "prompt length"),
+        "output": given(chosen.output, TOKENS, "output length"),
+        "batch": given(batch, COUNT, "sequences decoding together"),
+        "context": Result(context, TOKENS, formula="prompt + half the output",
+                          worked=f"{grouped(chosen.prompt)} + {grouped(chosen.output)} ÷ 2 = {TOKENS.show(context)}"),
+        "admitted": admitted,
+        "over_admitted": batch > admitted.value,
+        "prefill": timing.prefill_time(stack, chosen.prompt),
+        "prefill_ops": operations.prefill_ops(stack.model, chosen.prompt),
+        "prefill_intensity": timing.prefill_intensity(stack, chosen.prompt),
+        "step": step,
+        "request": timing.request_time(stack, chosen.prompt, chosen.output, batch),
+        "crossing": timing.compute_bound_batch(stack, context),
+    }
+
+
 def measurements(stack: Stack) -> dict[str, object]:
     """Published measurements of the reference stack beside the model at this stack's efficiencies."""
     return {
@@ -209,6 +237,7 @@ SECTIONS: dict[str, Callable[[Stack, "Facts"], object]] = {
     "floor": lambda stack, made: floors(stack, made["ladder"]),
     "long_context": lambda stack, made: long_context(stack),
     "time": lambda stack, made: times(stack, made["ladder"]),
+    "workload": lambda stack, made: workload(stack, made["ladder"]),
     "measured": lambda stack, made: measurements(stack),
 }
 

@@ -37,7 +37,7 @@ def bytes_for_tokens(per_token: Result, tokens: int) -> Result:
     """The cache one sequence holds once it has reached `tokens` tokens."""
     value = per_token.value * tokens
     return Result(value, GIB_HELD, formula="per token × tokens",
-                  worked=f"{per_token} × {grouped(tokens)} = {GIB_HELD.show(value)}")
+                  worked=f"{per_token.operand} × {grouped(tokens)} = {GIB_HELD.show(value)}")
 
 
 def blocks_for(tokens: int, block_size: int) -> int:
@@ -45,12 +45,16 @@ def blocks_for(tokens: int, block_size: int) -> int:
     return -(-tokens // block_size)
 
 
+def _blocks(count: int) -> str:
+    return f"{grouped(count)} block" + ("" if count == 1 else "s")
+
+
 def tokens_in_blocks(tokens: int, block_size: int) -> Result:
     """The tokens a sequence is charged under paging: its length rounded up to whole blocks."""
     blocks = blocks_for(tokens, block_size)
     value = blocks * block_size
     return Result(value, TOKENS, formula="⌈tokens ÷ block⌉ × block",
-                  worked=f"⌈{grouped(tokens)} ÷ {block_size}⌉ = {grouped(blocks)} blocks; "
+                  worked=f"⌈{grouped(tokens)} ÷ {block_size}⌉ = {_blocks(blocks)}; "
                          f"{grouped(blocks)} × {block_size} = {TOKENS.show(value)}")
 
 
@@ -62,7 +66,7 @@ def token_capacity(budget: Result, per_token: Result, block_size: int) -> Result
     blocks = floor_count(budget.value, block_size * per_token.value)
     value = blocks * block_size
     return Result(value, TOKENS, formula="⌊KV budget ÷ (block × per token)⌋ × block",
-                  worked=f"⌊{budget} ÷ ({block_size} × {per_token})⌋ = {grouped(blocks)} blocks; "
+                  worked=f"⌊{grouped(int(budget.value))} B ÷ ({block_size} × {grouped(per_token.value)} B)⌋ = {_blocks(blocks)}; "
                          f"{grouped(blocks)} × {block_size} = {TOKENS.show(value)}")
 
 
@@ -82,8 +86,8 @@ def bytes_paged(per_token: Result, tokens: int, block_size: int) -> Result:
         value,
         GIB_HELD,
         formula="⌈tokens ÷ block⌉ × block × per token",
-        worked=(f"⌈{grouped(tokens)} ÷ {block_size}⌉ = {grouped(blocks)} blocks; "
-                f"{grouped(blocks)} × {block_size} × {per_token} = {GIB_HELD.show(value)}"),
+        worked=(f"⌈{grouped(tokens)} ÷ {block_size}⌉ = {_blocks(blocks)}; "
+                f"{grouped(blocks)} × {block_size} × {per_token.operand} = {GIB_HELD.show(value)}"),
     )
 
 
@@ -170,19 +174,11 @@ def ladder(stack: Stack) -> Ladder:
         tokens_per_user_paged=tokens_per_user_paged,
         per_user_paged=per_user_paged,
         users_paged=users_by_tokens(capacity_tokens, tokens_per_user_paged),
-        paging_gain=Result(per_user.value / per_user_paged.value, RATIO, formula="worst-case per user ÷ paged per user",
-                           worked=f"{per_user} ÷ {per_user_paged.show(3)} = {RATIO.show(per_user.value / per_user_paged.value)}"),
+        paging_gain=Result(per_user.value / per_user_paged.value, RATIO,
+                           formula="tokens charged at the limit ÷ tokens held, in blocks",
+                           worked=(f"{tokens_per_user} ÷ {tokens_per_user_paged} = "
+                                   f"{RATIO.show(tokens_per_user.value / tokens_per_user_paged.value)}")),
     )
-
-
-def users_that_fit(budget: Result, per_user: Result) -> Result:
-    """Whole users: the floor of budget ÷ per-user cache, taken on the exact values."""
-    users = floor_count(budget.value, per_user.value)
-    if budget.value <= 0:
-        worked = f"a KV budget of {budget} leaves no room for cache → 0 users"
-    else:
-        worked = f"{budget} ÷ {per_user.show(3)} = {grouped(budget.value / per_user.value, 2)} → {grouped(users)} users"
-    return Result(users, COUNT, formula="⌊KV budget ÷ per-user cache⌋", worked=worked)
 
 
 @dataclass(frozen=True)
@@ -220,9 +216,11 @@ class Levers:
 
     @property
     def total_gain(self) -> Result:
-        first, last = self.steps[0].per_user.value, self.steps[-1].per_user.value
-        return Result(first / last, RATIO, formula="first per-user cache ÷ last",
-                      worked=f"{self.steps[0].per_user} ÷ {self.steps[-1].per_user.show(3)} = {RATIO.show(first / last)}")
+        """The levers' gains multiplied: each divides a different factor of the formula."""
+        factors = [step.gain for step in self.steps[1:]]
+        value = math.prod(f.value for f in factors)
+        shown = " × ".join(f"({f.worked.rpartition(' = ')[0]})" for f in factors)
+        return Result(value, RATIO, formula="the levers' gains multiplied", worked=f"{shown} = {RATIO.show(value)}")
 
 
 def stacked_levers(stack: Stack) -> Levers:
@@ -233,27 +231,37 @@ def stacked_levers(stack: Stack) -> Levers:
     """
     budget = ladder(stack).kv_budget
     model = stack.model
-    tokens, typical = model.tokens_cached(stack.context_limit), model.tokens_cached(stack.typical_conversation)
+    worst = tokens_in_blocks(model.tokens_cached(stack.context_limit), stack.block_size)
+    typical = tokens_in_blocks(model.tokens_cached(stack.typical_conversation), stack.block_size)
     multi_head = replace(model, num_key_value_heads=model.num_attention_heads)
     fp8 = FP8 if stack.kv_precision.bytes > FP8.bytes else stack.kv_precision
-    per_user = [
-        ("multi_head", bytes_for_tokens(bytes_per_token(multi_head, stack.kv_precision), tokens)),
-        ("gqa", bytes_for_tokens(bytes_per_token(model, stack.kv_precision), tokens)),
-        ("fp8_cache", bytes_for_tokens(bytes_per_token(model, fp8), tokens)),
-        ("paging", bytes_paged(bytes_per_token(model, fp8), typical, stack.block_size)),
+    gains = [
+        Result(1.0, RATIO, formula="the starting point", worked="the starting point"),
+        Result(model.query_heads_per_kv_head, RATIO, formula="num_attention_heads ÷ num_key_value_heads",
+               worked=f"{model.num_attention_heads} ÷ {model.num_key_value_heads} = "
+                      f"{RATIO.show(model.query_heads_per_kv_head)}"),
+        Result(stack.kv_precision.bytes / fp8.bytes, RATIO, formula="bytes per element before ÷ after",
+               worked=f"{plain(stack.kv_precision.bytes)} B ÷ {plain(fp8.bytes)} B = "
+                      f"{RATIO.show(stack.kv_precision.bytes / fp8.bytes)}"),
+        Result(worst.value / typical.value, RATIO, formula="tokens charged at the limit ÷ tokens held, in blocks",
+               worked=f"{worst} ÷ {typical} = {RATIO.show(worst.value / typical.value)}"),
     ]
+    plan = [("multi_head", bytes_per_token(multi_head, stack.kv_precision), worst),
+            ("gqa", bytes_per_token(model, stack.kv_precision), worst),
+            ("fp8_cache", bytes_per_token(model, fp8), worst),
+            ("paging", bytes_per_token(model, fp8), typical)]
     steps = []
-    for i, (name, cache) in enumerate(per_user):
-        before = per_user[i - 1][1].value if i else cache.value
-        steps.append(Lever(name, cache, users_that_fit(budget, cache),
-                           Result(before / cache.value, RATIO, formula="per-user cache before ÷ after",
-                                  worked=f"{GIB_HELD.show(before, 3)} ÷ {cache.show(3)} = {RATIO.show(before / cache.value)}")))
+    for (name, per_token, tokens), gain in zip(plan, gains, strict=True):
+        per_user = bytes_for_tokens(per_token, int(tokens.value))
+        users = users_by_tokens(token_capacity(budget, per_token, stack.block_size), tokens)
+        steps.append(Lever(name, per_user, users, gain))
     fp8_weights = weight_bytes(model, FP8)
     weights = weight_bytes(model, stack.weight_precision)
     budget_fp8_weights = budget.value + weights.value - fp8_weights.value
     if budget.value > 0:
         gain = budget_fp8_weights / budget.value - 1
-        gain_worked = f"({budget} + {weights} − {fp8_weights}) ÷ {budget} − 1 = {PERCENT.show(gain)}"
+        gain_worked = (f"({budget.operand} + {weights.operand} − {fp8_weights.operand}) ÷ {budget.operand} − 1 = "
+                       f"{PERCENT.show(gain)}")
     else:
         gain = 0.0
         gain_worked = (f"no gain can be stated as a share of a KV budget of {budget}; fp8 weights would make it "

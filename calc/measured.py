@@ -44,7 +44,7 @@ class Prefill:
     def modelled(self, stack: Stack = REFERENCE) -> Result:
         rate = timing.achieved(timing.peak_compute(stack.card, stack.weight_precision), stack.efficiency.mfu, "MFU")
         value = self.ops(stack).value / rate.value
-        return Result(value, MS, formula="operations ÷ (MFU × peak)", worked=f"{self.ops(stack)} ÷ {rate} = {MS.show(value)}")
+        return Result(value, MS, formula="operations ÷ (MFU × peak)", worked=f"{self.ops(stack).operand} ÷ {rate.operand} = {MS.show(value)}")
 
 
 @dataclass(frozen=True)
@@ -114,7 +114,7 @@ class Comparison:
     def model_over_measured(self) -> Result:
         value = self.modelled.value / self.measured.value
         return Result(value, RATIO_FINE, formula="modelled time ÷ measured time",
-                      worked=f"{self.modelled} ÷ {self.measured} = {RATIO_FINE.show(value)}")
+                      worked=f"{self.modelled.operand} ÷ {self.measured.operand} = {RATIO_FINE.show(value)}")
 
 
 def comparisons(efficiency: Efficiency) -> dict[str, Comparison]:

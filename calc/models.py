@@ -4,7 +4,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Mapping
 
-from .echo import excerpt, model_name
+from .echo import as_json, excerpt, model_name
 
 
 class ConfigError(ValueError):
@@ -148,7 +148,7 @@ def _architecture(config: Mapping[str, Any]) -> str:
     named = config.get("architectures")
     if named is not None:
         if not isinstance(named, list) or not named or not all(isinstance(a, str) for a in named):
-            raise ConfigError("architectures", f"expected a list of names such as [\"LlamaForCausalLM\"], got {excerpt(named)}")
+            raise ConfigError("architectures", f"expected a list of names such as [\"LlamaForCausalLM\"], got {as_json_excerpt(named)}")
         for name in named:
             if name in ARCHITECTURES:
                 return name
@@ -158,7 +158,7 @@ def _architecture(config: Mapping[str, Any]) -> str:
     if model_type is None:
         return "LlamaForCausalLM"
     if not isinstance(model_type, str) or model_type not in _MODEL_TYPES:
-        raise ConfigError("model_type", f"{excerpt(model_type)} is not an architecture calc can size "
+        raise ConfigError("model_type", f"{as_json_excerpt(model_type)} is not an architecture calc can size "
                                         f"(it knows {', '.join(sorted(_MODEL_TYPES))})")
     return _MODEL_TYPES[model_type]
 
@@ -182,7 +182,7 @@ def _refuse_other_attention(config: Mapping[str, Any]) -> None:
 
 def _window(config: Mapping[str, Any]) -> int | None:
     """Sliding-window attention caps the cache, unless the config switches the window off."""
-    if config.get("use_sliding_window") is False:
+    if not _flag(config, "use_sliding_window", default=True):
         return None
     return _whole(config, "sliding_window", default=None)
 
@@ -198,7 +198,7 @@ def _whole(config: Mapping[str, Any], key: str, default: Any = ..., minimum: int
     if isinstance(value, float) and value in (float("inf"), float("-inf")):
         raise ConfigError(key, f"expected a whole number, got {value}")
     if isinstance(value, bool) or not isinstance(value, (int, float)) or value != int(value):
-        raise ConfigError(key, f"expected a whole number, got {excerpt(value)}")
+        raise ConfigError(key, f"expected a whole number, got {as_json_excerpt(value)}")
     value = int(value)
     shown = f"{value:,}" if abs(value) < 10 ** 15 else f"{float(value):.3g}"
     if value < minimum:
@@ -208,11 +208,19 @@ def _whole(config: Mapping[str, Any], key: str, default: Any = ..., minimum: int
     return value
 
 
-def _flag(config: Mapping[str, Any], key: str) -> bool:
-    value = config.get(key, False)
+def _flag(config: Mapping[str, Any], key: str, default: bool = False) -> bool:
+    """A true/false field; absent or null means the default, as for every other field."""
+    value = config.get(key)
+    if value is None:
+        return default
     if not isinstance(value, bool):
-        raise ConfigError(key, f"expected true or false, got {excerpt(value)}")
+        raise ConfigError(key, f"expected true or false, got {as_json_excerpt(value)}")
     return value
+
+
+def as_json_excerpt(value: Any) -> str:
+    """A config value as the reader pasted it: strings keep their quotes."""
+    return excerpt(as_json(value))
 
 
 def _first(items: Any) -> Any:

@@ -65,9 +65,10 @@ def prefill_ops(model: Model, prompt: int) -> Result:
     per_position = attention_ops_per_position(model).value
     attention = per_position * positions
     value = linear + attention
+    params = multiplied_parameters(model).value
     return Result(
         value, TFLOP, formula="2 × parameters × N + attention per position × causal positions",
-        worked=(f"{GFLOP.show(linear_ops_per_token(model).value)} × {grouped(prompt)} + {grouped(per_position)} × "
+        worked=(f"2 × {grouped(params)} × {grouped(prompt)} + {grouped(per_position)} × "
                 f"{grouped(positions)} = {TFLOP.show(linear)} + {TFLOP.show(attention)} = {TFLOP.show(value)}"),
     )
 
@@ -79,7 +80,7 @@ def decode_ops(model: Model, batch: int, tokens: int) -> Result:
     per_sequence = linear_ops_per_token(model).value + attention_ops_per_position(model).value * held
     value = batch * per_sequence
     return Result(value, GFLOP, formula="batch × (2 × parameters + attention per position × tokens held)",
-                  worked=(f"{grouped(batch)} × ({GFLOP.show(linear_ops_per_token(model).value)} + "
+                  worked=(f"{grouped(batch)} × (2 × {grouped(multiplied_parameters(model).value)} + "
                           f"{grouped(attention_ops_per_position(model).value)} × {grouped(held)}) = {GFLOP.show(value)}"))
 
 

@@ -30,13 +30,13 @@ class DecodeRead:
     def cache_share(self) -> Result:
         value = self.cache.value / self.total.value
         return Result(value, PERCENT, formula="cache ÷ (weights + cache)",
-                      worked=f"{self.cache} ÷ ({self.weights} + {self.cache}) = {PERCENT.show(value)}")
+                      worked=f"{self.cache.operand} ÷ ({self.weights.operand} + {self.cache.operand}) = {PERCENT.show(value)}")
 
     @property
     def weight_share(self) -> Result:
         value = self.weights.value / self.total.value
         return Result(value, PERCENT, formula="weights ÷ (weights + cache)",
-                      worked=f"{self.weights} ÷ {self.total} = {PERCENT.show(value)}")
+                      worked=f"{self.weights.operand} ÷ {self.total.operand} = {PERCENT.show(value)}")
 
 
 def weights_read(model: Model, precision: Precision) -> Result:
@@ -69,14 +69,14 @@ def step_floor(read: DecodeRead, card: Card) -> Result:
     """The shortest a decode step can take: its bytes at the card's full memory bandwidth."""
     seconds = read.total.value / card.bandwidth.value
     return Result(seconds, MS, formula="bytes read per step ÷ HBM bandwidth",
-                  worked=f"{read.total} ÷ {card.bandwidth} = {MS.show(seconds)}")
+                  worked=f"{read.total.operand} ÷ {card.bandwidth} = {MS.show(seconds)}")
 
 
 def read_growth(longer: DecodeRead, shorter: DecodeRead) -> Result:
     """How much more a step reads at one length than at another: the floor on ITL moves with it."""
     value = longer.total.value / shorter.total.value
     return Result(value, RATIO, formula="bytes read per step, longer ÷ shorter",
-                  worked=f"{longer.total} ÷ {shorter.total} = {RATIO.show(value)}")
+                  worked=f"{longer.total.operand} ÷ {shorter.total.operand} = {RATIO.show(value)}")
 
 
 CURVE_BATCHES = (1, 2, 4, 8, 16, 32, 64, 128, 256)
@@ -95,3 +95,9 @@ def cache_share_curves(model: Model, weights: Precision, kv: Precision) -> list[
         curves.append({"name": f"{grouped(tokens)} tokens", "x": list(CURVE_BATCHES),
                        "y": [100 * share for share in shares]})
     return curves
+
+
+def chart_rows(curves: list[dict], decimals: int, suffix: str) -> list[list[str]]:
+    """The numbers behind a chart, one row per x: what its data table prints, rounded once."""
+    return [[grouped(x)] + [f"{curve['y'][i]:.{decimals}f}{suffix}" for curve in curves]
+            for i, x in enumerate(curves[0]["x"])]

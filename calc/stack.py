@@ -30,6 +30,16 @@ class Promise:
 
 
 @dataclass(frozen=True)
+class Workload:
+    """One request shape decoding in one batch: what the time documents time. Without a batch,
+    the busiest the card can be at this length: every resident the cache admits (calc.facts)."""
+
+    prompt: int = Traffic.prompt_p50
+    output: int = Traffic.output_p50
+    batch: int | None = None
+
+
+@dataclass(frozen=True)
 class Efficiency:
     """How much of the datasheet a real engine achieves: the two assumptions every time rests on.
 
@@ -60,6 +70,7 @@ class Stack:
     traffic: Traffic
     promise: Promise
     efficiency: Efficiency = Efficiency()
+    workload: Workload = Workload()
 
 
 REFERENCE = Stack(

@@ -50,7 +50,7 @@ def effective_ridge(stack: Stack) -> Result:
     bandwidth = achieved(stack.card.bandwidth, stack.efficiency.bandwidth_fraction, "bandwidth fraction")
     value = compute.value / bandwidth.value
     return Result(value, FLOP_PER_BYTE, formula="MFU × peak ÷ (bandwidth fraction × bandwidth)",
-                  worked=f"{compute} ÷ {bandwidth} = {FLOP_PER_BYTE.show(value)}")
+                  worked=f"{compute.operand} ÷ {bandwidth.operand} = {FLOP_PER_BYTE.show(value)}")
 
 
 def prefill_time(stack: Stack, prompt: int) -> Result:
@@ -59,7 +59,7 @@ def prefill_time(stack: Stack, prompt: int) -> Result:
     rate = achieved(peak_compute(stack.card, stack.weight_precision), stack.efficiency.mfu, "MFU")
     seconds = ops.value / rate.value
     return Result(seconds, MS, formula="prefill operations ÷ (MFU × dense peak)",
-                  worked=f"{ops} ÷ {rate} = {MS.show(seconds)}")
+                  worked=f"{ops.operand} ÷ {rate.operand} = {MS.show(seconds)}")
 
 
 def prefill_intensity(stack: Stack, prompt: int) -> Result:
@@ -70,7 +70,8 @@ def prefill_intensity(stack: Stack, prompt: int) -> Result:
     weights = weights_read(stack.model, stack.weight_precision)
     value = ops.value / (weights.value + written.value)
     return Result(value, FLOP_PER_BYTE, formula="prefill operations ÷ (weights read + cache written)",
-                  worked=f"{ops} ÷ ({weights} + {written}) = {FLOP_PER_BYTE.show(value)}")
+                  worked=(f"{grouped(ops.value)} FLOP ÷ ({grouped(weights.value)} B + {grouped(written.value)} B) = "
+                          f"{FLOP_PER_BYTE.show(value)}"))
 
 
 @dataclass(frozen=True)
@@ -96,20 +97,20 @@ class DecodeStep:
     def intensity(self) -> Result:
         value = self.ops.value / self.read.total.value
         return Result(value, FLOP_PER_BYTE, formula="step operations ÷ bytes read",
-                      worked=f"{self.ops} ÷ {self.read.total} = {FLOP_PER_BYTE.show(value)}")
+                      worked=f"{self.ops.operand} ÷ {self.read.total.operand} = {FLOP_PER_BYTE.show(value)}")
 
     @property
     def tokens_per_second(self) -> Result:
         """Tokens the whole batch produces per second: one per sequence per step."""
         value = self.read.batch / self.time.value
         return Result(value, TOKENS_PER_S, formula="batch ÷ step time",
-                      worked=f"{grouped(self.read.batch)} ÷ {self.time} = {TOKENS_PER_S.show(value)}")
+                      worked=f"{grouped(self.read.batch)} ÷ {MS.precise(self.time.value)} = {TOKENS_PER_S.show(value)}")
 
     @property
     def tokens_per_second_per_user(self) -> Result:
         value = 1 / self.time.value
         return Result(value, TOKENS_PER_S, formula="1 ÷ step time",
-                      worked=f"1 ÷ {self.time} = {TOKENS_PER_S.show(value)}")
+                      worked=f"1 ÷ {MS.precise(self.time.value)} = {TOKENS_PER_S.show(value)}")
 
 
 def decode_step(stack: Stack, batch: int, tokens: int) -> DecodeStep:
@@ -125,9 +126,9 @@ def decode_step(stack: Stack, batch: int, tokens: int) -> DecodeStep:
         read=read,
         ops=ops,
         memory_time=Result(memory_s, MS, formula="bytes read ÷ (bandwidth fraction × bandwidth)",
-                           worked=f"{read.total} ÷ {bandwidth} = {MS.show(memory_s)}"),
+                           worked=f"{read.total.operand} ÷ {bandwidth.operand} = {MS.show(memory_s)}"),
         compute_time=Result(compute_s, MS, formula="step operations ÷ (MFU × dense peak)",
-                            worked=f"{ops} ÷ {compute} = {MS.show(compute_s)}"),
+                            worked=f"{ops.operand} ÷ {compute.operand} = {MS.show(compute_s)}"),
     )
 
 
@@ -138,7 +139,7 @@ def decode_intensity_limit(stack: Stack, tokens: int) -> Result:
     cache = one.read.cache
     value = one.ops.value / cache.value
     return Result(value, FLOP_PER_BYTE, formula="one sequence's operations ÷ its cache bytes",
-                  worked=f"{one.ops} ÷ {cache} = {FLOP_PER_BYTE.show(value)}")
+                  worked=f"{grouped(one.ops.value)} FLOP ÷ {grouped(cache.value)} B = {FLOP_PER_BYTE.show(value)}")
 
 
 @dataclass(frozen=True)
@@ -155,6 +156,9 @@ class Crossing:
         return self.batch is not None
 
 
+LARGEST_BATCH = 1_000_000  # past this no card holds the batch, so the crossing is not reached
+
+
 def compute_bound_batch(stack: Stack, tokens: int) -> Crossing:
     """Solve batch × ops per sequence ÷ rate = (weights + batch × cache per sequence) ÷ bandwidth.
 
@@ -167,12 +171,13 @@ def compute_bound_batch(stack: Stack, tokens: int) -> Crossing:
     per_sequence_ops, per_sequence_cache = one.ops.value, one.read.cache.value
     weights = one.read.weights.value
     spare = per_sequence_ops - ridge.value * per_sequence_cache
-    if spare <= 0:
+    if spare <= 0 or ridge.value * weights / spare > LARGEST_BATCH:
         return Crossing(tokens, None, limit, ridge)
     value = ridge.value * weights / spare
+    shown_ridge = FLOP_PER_BYTE.precise(ridge.value, 8)
     batch = Result(value, COUNT, formula="ridge × weights ÷ (ops per sequence − ridge × cache per sequence)",
-                   worked=(f"{ridge} × {one.read.weights} ÷ ({one.ops} − {ridge} × {one.read.cache}) = "
-                           f"{grouped(value)}"))
+                   worked=(f"{shown_ridge} × {grouped(weights)} B ÷ ({grouped(per_sequence_ops)} FLOP − {shown_ridge} × "
+                           f"{grouped(per_sequence_cache)} B) = {grouped(value)}"))
     return Crossing(tokens, batch, limit, ridge)
 
 
@@ -182,18 +187,18 @@ def request_time(stack: Stack, prompt: int, output: int, batch: int) -> Result:
     step = decode_step(stack, batch, prompt + output // 2).time
     value = ttft.value + (output - 1) * step.value
     return Result(value, SECONDS, formula="TTFT + (output − 1) × ITL at the output's midpoint",
-                  worked=f"{ttft} + {grouped(output - 1)} × {step} = {SECONDS.show(value)}")
+                  worked=f"{MS.precise(ttft.value)} + {grouped(output - 1)} × {MS.precise(step.value)} = {SECONDS.show(value)}")
 
 
 def implied_mfu(ops: Result, seconds: float, peak: Result) -> Result:
     """The MFU a measured time implies for a known amount of work."""
     value = ops.value / (seconds * peak.value)
     return Result(value, PERCENT, formula="operations ÷ (measured time × dense peak)",
-                  worked=f"{ops} ÷ ({MS.show(seconds)} × {peak}) = {PERCENT.show(value)}")
+                  worked=f"{ops.operand} ÷ ({MS.precise(seconds)} × {peak}) = {PERCENT.show(value)}")
 
 
 def implied_bandwidth_fraction(read: DecodeRead, seconds: float, card: Card) -> Result:
     """The bandwidth fraction a measured step time implies for the bytes the step must read."""
     value = read.total.value / (seconds * card.bandwidth.value)
     return Result(value, PERCENT, formula="bytes read ÷ (measured time × bandwidth)",
-                  worked=f"{read.total} ÷ ({MS.show(seconds, 2)} × {card.bandwidth}) = {PERCENT.show(value)}")
+                  worked=f"{read.total.operand} ÷ ({MS.precise(seconds)} × {card.bandwidth}) = {PERCENT.show(value)}")

@@ -24,7 +24,7 @@ def grouped(number: float, decimals: int = 0) -> str:
     """A number with thousands separators and a fixed number of decimals: 131072 -> '131,072'.
     A negative number takes a true minus sign, as in the ladder's subtractions; one that rounds
     to zero is shown as zero, unsigned."""
-    text = f"{number:,.{decimals}f}"
+    text = f"{number:,}" if isinstance(number, int) and decimals == 0 else f"{number:,.{decimals}f}"
     if text.startswith("-") and not any(digit in text for digit in "123456789"):
         text = text[1:]
     return text.replace("-", "−")
@@ -63,6 +63,18 @@ class Unit:
                 places = min(max(places, needed), 6)
         return grouped(scaled, places)
 
+    def precise(self, value: float, significant: int = 5) -> str:
+        """Shown to `significant` digits, or fewer when fewer are exact: for an operand a reader
+        will redo the arithmetic with."""
+        scaled = value / self.scale
+        if not scaled or not math.isfinite(scaled):
+            return self.show(value)
+        needed = min(max(significant - 1 - math.floor(math.log10(abs(scaled))), self.decimals), 9)
+        places = self.decimals
+        while places < needed and round(scaled, places) != scaled:
+            places += 1
+        return self.show(value, places)
+
     def show(self, value: float, decimals: int | None = None) -> str:
         number = self.number(value, decimals)
         if not self.symbol:
@@ -72,10 +84,10 @@ class Unit:
 
 GIB_HELD = Unit("GiB", GiB, "GiB", 2)
 KIB_HELD = Unit("KiB", KiB, "KiB", 0, exact_up_to=2)
-GB_MOVED = Unit("GB", GB, "GB", 2, significant=2)
-TB_PER_S = Unit("TB/s", TB, "TB/s", 2)
+GB_MOVED = Unit("GB", GB, "GB", 2, significant=3)
+TB_PER_S = Unit("TB/s", TB, "TB/s", 2, exact_up_to=3)
 GB_PER_S = Unit("GB/s", GB, "GB/s", 0)
-TFLOPS = Unit("TFLOP/s", 1e12, "TFLOP/s", 0)
+TFLOPS = Unit("TFLOP/s", 1e12, "TFLOP/s", 0, exact_up_to=1)
 GFLOP = Unit("GFLOP", 1e9, "GFLOP", 1, significant=2)
 TFLOP = Unit("TFLOP", 1e12, "TFLOP", 2, significant=2)
 FLOP_PER_BYTE = Unit("FLOP/B", 1, "FLOP/B", 0)
@@ -112,6 +124,11 @@ class Result:
 
     def show(self, decimals: int | None = None) -> str:
         return self.unit.show(self.value, decimals)
+
+    @property
+    def operand(self) -> str:
+        """The value as an operand in someone else's arithmetic: precise enough to redo by hand."""
+        return self.unit.precise(self.value)
 
     def number(self, decimals: int | None = None) -> str:
         return self.unit.number(self.value, decimals)

@@ -3,16 +3,17 @@ from __future__ import annotations
 
 from typing import Any, Callable, Mapping
 
-from calc.roofline import CURVE_BATCHES, cache_share_curves
+from calc.calculators import cache_share as cache_share_data
+from calc.roofline import CURVE_BATCHES
 
 PALETTE = ["#0f766e", "#b45309", "#7c3aed"]
 
 
 def cache_share(namespace: Mapping[str, Any]) -> dict[str, Any]:
     """The cache's share of every decode step's read, against batch size, at three lengths."""
-    stack = namespace["stack"]
+    data = cache_share_data(namespace)
     series = []
-    for curve, colour in zip(cache_share_curves(stack.model, stack.weight_precision, stack.kv_precision), PALETTE, strict=True):
+    for curve, colour in zip(data["curves"], PALETTE, strict=True):
         series.append({
             **curve,
             "mode": "lines+markers",
@@ -35,10 +36,7 @@ def cache_share(namespace: Mapping[str, Any]) -> dict[str, Any]:
             "plot_bgcolor": "rgba(0,0,0,0)",
             "height": 380,
         },
-        "table": {
-            "columns": ["batch"] + [s["name"] for s in series],
-            "rows": [[str(b)] + [f"{s['y'][i]:.1f}%" for s in series] for i, b in enumerate(CURVE_BATCHES)],
-        },
+        "table": {"columns": ["batch"] + [s["name"] for s in series], "rows": data["rows"]},
     }
 
 

@@ -8,7 +8,8 @@ from markdown_it import MarkdownIt
 from markdown_it.token import Token
 from markupsafe import Markup
 
-from calc import calculator
+from calc.calculators import CALCULATORS
+from calc.fields import LARGEST_CONFIG
 from calc.present import resolve
 from calc.roofline import DecodeRead
 from calc.units import Result
@@ -49,9 +50,18 @@ CHECKS: dict[str, Callable[[str, Mapping[str, Any]], Any]] = {
     "levers": _no_args("levers"),
     "split": lambda args, ns: _one(args, ns, DecodeRead, "a decode read (such as read.busy)"),
     "chart": charts.build,
-    "calculator": lambda args, ns: {"fields": calculator.FIELDS, "defaults": calculator.DEFAULTS, "ladder": ns["ladder"],
-                                    "longest_config": calculator.LARGEST_CONFIG},
+    "calculator": lambda args, ns: _calculator(args, ns),
 }
+
+
+def _calculator(args: str, namespace: Mapping[str, Any]) -> dict[str, Any]:
+    name = args.strip()
+    if name not in CALCULATORS:
+        raise ValueError(f"no calculator named '{name}' (known: {', '.join(sorted(CALCULATORS))})")
+    declared = CALCULATORS[name]
+    return {"name": name, "label": declared.label, "fields": declared.fields, "defaults": declared.defaults,
+            "takes_config": declared.takes_config, "results": declared.results, "longest_config": LARGEST_CONFIG,
+            "ladder": namespace["ladder"], "inputs": declared.summary(declared.defaults, namespace["stack"])}
 
 
 def _attr_tag(tag_html: str, css: str) -> str:
@@ -76,6 +86,7 @@ CONTAINER_HTML: dict[str, tuple[Callable[[str, str, Token], str], str]] = {
     "fast-answers": (lambda t, g, tok: '<div class="fast-answers">', "</div>"),
     "ask-them": (lambda t, g, tok: '<div class="ask-them">', "</div>"),
     "corrections": (lambda t, g, tok: '<div class="corrections">', "</div>"),
+    "live": (lambda t, g, tok: f'<div class="live" data-live="{escape(tok.meta["args"].strip())}">', "</div>"),
     "correction": (lambda t, g, tok: f'<article class="card correction"><p class="eyebrow">Was</p><h4>{t}</h4>',
                    "</article>"),
 }

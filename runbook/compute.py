@@ -39,8 +39,15 @@ def compute(page: Page, namespace: Mapping[str, Any], pictures: set[str]) -> Non
                 _resolve_reference(page, token, line, namespace)
             elif token.type == "text":
                 _reject_typed_numbers(page, token.content, line, derived, names)
+    calculators = {t.content.partition("|")[0].strip() for t in page.tokens
+                   if t.type == "directive" and t.info == "calculator"}
     for token in page.tokens:
         line = page.line(token.map[0]) if token.map else 1
+        if token.type == "container_component_open" and token.meta["name"] == "live":
+            following = token.meta["args"].strip()
+            if following not in calculators:
+                raise ContentError(page.path, line, f"'::: live {following}' follows a calculator this page does not "
+                                                    f"have (on this page: {', '.join(sorted(calculators)) or 'none'})")
         if token.type == "container_component_open" and token.meta["name"] not in CONTAINERS:
             raise ContentError(page.path, line, f"unknown component '::: {token.meta['name']}' "
                                                 f"(known: {', '.join(sorted(CONTAINERS))})")

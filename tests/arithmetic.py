@@ -4,8 +4,9 @@ A worked line is one or more chains separated by semicolons, `expression = expre
 thousands commas, true minus signs, ×, ÷, ⌈ ⌉ and ⌊ ⌋, units after numbers (GiB, KiB, GB, TB/s,
 ms, %, an attached ×), max, min and median of lists, and words ("blocks", "embedding") that carry no value. Every number shown
 stands for the interval it could have been rounded from (± half its last digit), so a line holds
-when each link of the chain overlaps the next, and an arrow's whole number is the floor of what
-stands before it.
+when each link of the chain overlaps the next, and when redoing each link by hand with the numbers
+as printed lands within one unit of the last digit of the next; an arrow's whole number is the
+floor of what stands before it.
 """
 from __future__ import annotations
 
@@ -19,6 +20,7 @@ UNITS = {
     "ms": 1e-3, "s": 1, "µs": 1e-6, "%": 0.01, "×": 1, "MiB/GiB": 1 / 1024,
     "tokens": 1, "users": 1, "tok/s": 1, "FLOP/B": 1,
 }
+HAND_TOLERANCE = 1e-3
 FUNCTIONS = {"max": max, "min": min, "median": statistics.median}
 _TOKEN = re.compile(
     r"\s*(?:(?P<number>\d[\d,]*(?:\.\d+)?)(?P<attached>[×%])?"
@@ -58,7 +60,7 @@ class Span:
         return self.lo <= other.hi + slack and other.lo <= self.hi + slack
 
 
-def _tokens(text: str) -> list[tuple[str, object]]:
+def _tokens(text: str, exact: bool = False) -> list[tuple[str, object]]:
     out: list[tuple[str, object]] = []
     position = 0
     while position < len(text):
@@ -72,7 +74,7 @@ def _tokens(text: str) -> list[tuple[str, object]]:
             digits = match["number"].replace(",", "")
             places = len(digits.partition(".")[2])
             value = float(digits)
-            half = 0.5 * 10 ** -places
+            half = 0 if exact else 0.5 * 10 ** -places
             out.append(("number", Span(value - half, value + half)))
             if match["attached"]:
                 out.append(("unit", UNITS[match["attached"]]))
@@ -150,8 +152,8 @@ class _Parser:
         raise NotArithmetic(f"unexpected {token!r}")
 
 
-def evaluate(text: str) -> Span:
-    parser = _Parser(_tokens(text))
+def evaluate(text: str, exact: bool = False) -> Span:
+    parser = _Parser(_tokens(text, exact))
     value = parser.expression()
     if parser.peek() is not None:
         raise NotArithmetic(f"left over: {parser.tokens[parser.at:]}")
@@ -167,11 +169,19 @@ def _check_chain(worked: str) -> list[str]:
     if "=" not in worked:
         return []
     chain, _, floored = worked.partition("→")
-    links = [evaluate(part) for part in chain.split("=")]
+    parts = chain.split("=")
+    links = [evaluate(part) for part in parts]
     problems = []
     for left, right in zip(links, links[1:]):
         if not left.overlaps(right):
             problems.append(f"{worked!r}: [{left.lo:.6g}, {left.hi:.6g}] does not reach [{right.lo:.6g}, {right.hi:.6g}]")
+    for left_text, right_text, right in zip(parts, parts[1:], links[1:]):
+        # A reader redoing the sum with the numbers as printed must land within one unit of the
+        # last digit printed, or a tenth of a per cent: rounded operands may not hide a different answer.
+        by_hand = evaluate(left_text, exact=True).lo
+        shown = evaluate(right_text, exact=True).lo
+        if abs(by_hand - shown) > (right.hi - right.lo) + HAND_TOLERANCE * abs(shown):
+            problems.append(f"{worked!r}: the printed numbers give {by_hand:.6g}, not {shown:.6g}")
     if floored.strip():
         whole = evaluate(floored).lo + 0.5
         last = links[-1]

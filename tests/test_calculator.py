@@ -7,9 +7,10 @@ import json
 import pytest
 from playwright.sync_api import expect
 
-from calc import calculator
-from calc.calculator import DEFAULTS
+from calc.calculators import CAPACITY
 from calc.models import LLAMA_3_1_70B_CONFIG
+
+DEFAULTS = CAPACITY.defaults
 from conftest import Watched
 
 DOC = "06-kv-cache.html"
@@ -67,8 +68,8 @@ def live_figures(page) -> dict[str, str]:
         "[data-live] [data-ref]", "nodes => Object.fromEntries(nodes.map(n => [n.dataset.ref, n.textContent]))")
 
 
-def cpython(values: dict, config: str | None = None, paths=()) -> dict:
-    return calculator.run({**DEFAULTS, **values}, config, list(paths))
+def cpython(values: dict, config: str | None = None, paths=(), charts=(), bars=False) -> dict:
+    return CAPACITY.run({**DEFAULTS, **values}, config, list(paths), list(charts), bars)
 
 
 def test_figures_before_and_after_python_starts_are_identical(watched):
@@ -121,16 +122,19 @@ def test_the_chart_and_the_bars_follow_the_calculator(calc_page):
     reset(page)
     values = {"model": "llama-3.1-70b", "card": "mi300x"}
     assert set_inputs(page, **values) == "computed"
-    answer = cpython(values)
+    answer = cpython(values, charts=["cache-share"], bars=True)
     page.click(".switch >> text=Deep read")
     expect(page.locator("body")).to_have_attribute("data-form", "deep")
     curves = None
     for _ in range(50):
         curves = page.eval_on_selector(".plot", "node => node.data.map(t => ({name: t.name, x: t.x, y: t.y}))")
-        if curves == answer["curves"]["cache-share"]:
+        if curves == answer["curves"]["cache-share"]["curves"]:
             break
         page.wait_for_timeout(100)
-    assert curves == answer["curves"]["cache-share"], "the chart redraws once its form is shown"
+    assert curves == answer["curves"]["cache-share"]["curves"], "the chart redraws once its form is shown"
+    rows = page.eval_on_selector_all("[data-chart-table='cache-share'] tr",
+                                     "rows => rows.map(r => Array.from(r.cells).map(c => c.textContent))")
+    assert rows == answer["curves"]["cache-share"]["rows"], "the numbers behind the chart follow it"
     page.click(".switch >> text=Quick learn")
     widths = page.eval_on_selector_all("figure.bars [data-bar]", "bars => bars.map(b => parseFloat(b.style.width))")
     assert widths == pytest.approx(answer["bars"])
@@ -246,6 +250,6 @@ def test_calc_under_pyodide_agrees_with_cpython(calc_page):
         requests.append({"values": {**DEFAULTS, "model": "custom"}, "config": json.dumps(config), "paths": SAMPLE_PATHS})
     answers = page.evaluate("requests => Promise.all(requests.map(r => window.runbookCalculator.compute(r)))", requests)
     for request, answer in zip(requests, answers, strict=True):
-        assert answer["answer"] == calculator.run(request["values"], request.get("config"), request["paths"])
+        assert answer["answer"] == CAPACITY.run(request["values"], request.get("config"), request["paths"])
     totals = [answers[i]["answer"]["refs"]["params.total"][0] for i in (-3, -2, -1)]
     assert totals == ["7,241,732,096", "46,702,792,704", "7,615,616,512"]

@@ -8,8 +8,7 @@ import pytest
 from playwright.sync_api import expect
 
 from arithmetic import check
-from calc import calculator
-from calc.calculator import DEFAULTS
+from calc.calculators import CAPACITY
 from calc.models import LLAMA_3_1_8B_CONFIG, LLAMA_3_1_70B_CONFIG
 from conftest import Watched
 from test_calculator import CALC, DOC, cpython, live_figures, reset, set_inputs, settle, shown
@@ -346,5 +345,112 @@ def test_racing_inputs_end_on_the_last_one(booted):
     for value in ("1", "12", "123", "1234", "12345", "4096"):
         field.fill(value)
     assert settle(page) == "computed"
-    expected = calculator.run({**DEFAULTS, "context_limit": "4096"}, None, ["ladder.users_worst"])["refs"]
+    expected = CAPACITY.run({**CAPACITY.defaults, "context_limit": "4096"}, None, ["ladder.users_worst"])["refs"]
     assert shown(page, "ladder.users_worst") == expected["ladder.users_worst"][0]
+
+
+# What a second hostile reading found
+
+def test_a_paste_of_escaped_quotes_is_read_in_linear_time():
+    from calc.fields import nesting_depth
+    import time
+    started = time.perf_counter()
+    nesting_depth('"' + '\\"' * 99_999)
+    assert time.perf_counter() - started < 0.5
+
+
+def test_escaped_quotes_do_not_stall_the_page(booted):
+    page = booted.page
+    reset(page)
+    started = page.evaluate("performance.now()")
+    assert paste_config(page, '"' + '\\"' * 99_999) == "invalid"
+    assert page.evaluate("performance.now()") - started < 5_000
+    assert "not valid JSON" in error_for(page, "config")
+
+
+def test_the_bars_agree_with_the_ladder(booted):
+    page = booted.page
+    reset(page)
+    assert set_inputs(page, card="b200", context_limit="8200") == "computed"
+    gqa = page.text_content("figure.bars [data-ref='levers.gqa.users']")
+    assert gqa == shown(page, "ladder.users_worst")
+    users = [int(page.text_content(f"figure.bars [data-ref='levers.{step}.users']").replace(",", ""))
+             for step in ("multi_head", "gqa", "fp8_cache", "paging")]
+    assert users == sorted(users)
+
+
+def test_print_says_what_the_figures_were_computed_for(booted):
+    page = booted.page
+    reset(page)
+    assert set_inputs(page, card="h200-sxm", context_limit="16384") == "computed"
+    page.emulate_media(media="print")
+    try:
+        assert page.is_visible(f"{CALC} .calc-inputs")
+        printed = page.text_content(f"{CALC} [data-inputs]")
+        assert "H200" in printed and "16,384 tokens" in printed
+        assert not page.is_visible(f"{CALC} .calc-status")
+    finally:
+        page.emulate_media(media="screen")
+    assert set_inputs(page, utilisation="2") == "invalid"
+    page.emulate_media(media="print")
+    try:
+        assert page.is_visible(f"{CALC} .calc-status"), "an invalid input is said on paper too"
+    finally:
+        page.emulate_media(media="screen")
+
+
+def test_characters_are_counted_as_python_counts_them(booted):
+    page = booted.page
+    reset(page)
+    config = json.dumps({**LLAMA_3_1_8B_CONFIG, "note": "🙂" * 120_000}, ensure_ascii=False)
+    assert len(config) < 200_000 < len(config.encode("utf-16-le")) // 2
+    assert paste_config(page, config) == "computed"
+
+
+@pytest.mark.parametrize("change, says", [
+    ({"tie_word_embeddings": "true"}, 'tie_word_embeddings: expected true or false, got "true"'),
+    ({"hidden_size": "4096"}, 'hidden_size: expected a whole number, got "4096"'),
+    ({"use_sliding_window": "false"}, 'use_sliding_window: expected true or false, got "false"'),
+])
+def test_config_values_are_quoted_as_pasted(booted, change, says):
+    page = booted.page
+    reset(page)
+    assert paste_config(page, json.dumps({**LLAMA_3_1_8B_CONFIG, **change})) == "invalid"
+    assert error_for(page, "config") == says
+
+
+def test_a_byte_order_mark_is_ignored_and_json_errors_read_well(booted):
+    page = booted.page
+    reset(page)
+    assert paste_config(page, "\ufeff" + json.dumps(LLAMA_3_1_8B_CONFIG)) == "computed"
+    assert paste_config(page, '{"hidden_size": "40') == "invalid"
+    assert "at at" not in error_for(page, "config") and "(line 1, column" in error_for(page, "config")
+
+
+def test_an_unconfirmed_config_waits_for_its_button(booted):
+    page = booted.page
+    reset(page)
+    assert paste_config(page, json.dumps(LLAMA_3_1_70B_CONFIG)) == "computed"
+    page.fill(f"{CALC} textarea[name=config]", "{ not json")
+    assert set_inputs(page, card="h200-sxm") == "computed"
+    assert shown(page, "params.total") == "70,553,706,496"
+
+
+def test_figures_outside_the_calculator_dim_when_its_input_is_invalid(booted):
+    page = booted.page
+    reset(page)
+    assert set_inputs(page, context_limit="zero") == "invalid"
+    assert page.get_attribute("figure.bars >> xpath=..", "data-calc-state") == "invalid"
+    assert set_inputs(page, context_limit="8192") == "computed"
+    assert page.get_attribute("figure.bars >> xpath=..", "data-calc-state") == "computed"
+
+
+def test_enormous_configs_still_fit_a_phone(hostile):
+    watched = hostile(viewport=(390, 844))
+    page = watched.page
+    huge = {**LLAMA_3_1_8B_CONFIG, **{k: 10_000_000 for k in ("hidden_size", "intermediate_size", "num_hidden_layers",
+                                                                "vocab_size", "num_attention_heads")},
+            "num_key_value_heads": 10_000_000, "head_dim": 10_000_000}
+    assert paste_config(page, json.dumps(huge)) == "computed"
+    assert page.evaluate("document.documentElement.scrollWidth") <= 390
+    assert "first time only" not in status(page)

@@ -1,4 +1,4 @@
-"""Property tests of calc.calculator.run in CPython: whatever a reader types or pastes, the answer
+"""Property tests of every calculator's run in CPython: whatever a reader types or pastes, the answer
 is figures or per-field messages, never an exception, a NaN or an infinity, and every worked
 line it returns reproduces its result at the precision shown."""
 from __future__ import annotations
@@ -6,12 +6,14 @@ from __future__ import annotations
 import json
 import math
 
+import pytest
+
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from arithmetic import check
-from calc import calculator
-from calc.calculator import CUSTOM, DEFAULTS, FIELDS, ChoiceField, NumberField
+from calc.calculators import CALCULATORS, CAPACITY, PHASES
+from calc.fields import CUSTOM, ChoiceField, NumberField
 from calc.facts import facts
 from calc.models import LLAMA_3_1_8B_CONFIG
 from calc.present import leaves
@@ -35,7 +37,24 @@ def field_values(field) -> st.SearchStrategy:
     return st.one_of(numeric_text, st.text(max_size=40))
 
 
-inputs = st.fixed_dictionaries({field.name: field_values(field) for field in FIELDS})
+def inputs(calculator) -> st.SearchStrategy:
+    return st.fixed_dictionaries({field.name: field_values(field) for field in calculator.fields})
+
+
+def valid_values(calculator) -> st.SearchStrategy:
+    """Values every field accepts: choices, and numbers inside each field's range."""
+    strategies = {}
+    for field in calculator.fields:
+        if isinstance(field, ChoiceField):
+            strategies[field.name] = st.sampled_from(sorted(k for k in field.choices if k != CUSTOM))
+        elif field.name.startswith("measured_"):
+            strategies[field.name] = st.just("")
+        elif field.whole:
+            strategies[field.name] = st.integers(int(field.minimum), int(min(field.maximum, 10_000_000))).map(str)
+        else:
+            strategies[field.name] = st.floats(field.minimum, field.maximum).map(lambda x: f"{x:.4g}")
+    return st.fixed_dictionaries(strategies)
+
 
 json_values = st.recursive(
     st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False) | st.text(max_size=20),
@@ -58,58 +77,77 @@ realistic_configs = realistic_changes.map(lambda changes: json.dumps({**LLAMA_3_
 configs = st.one_of(st.none(), st.text(max_size=60), json_values.map(json.dumps), mutated_configs, realistic_configs)
 
 
-def assert_well_formed(answer: dict) -> None:
+def assert_well_formed(answer: dict, calculator) -> None:
     json.dumps(answer, allow_nan=False)  # raises on NaN or infinity anywhere
     if not answer["ok"]:
         assert answer["errors"], "a refusal names at least one field"
         for name, message in answer["errors"].items():
-            assert name in {f.name for f in FIELDS} | {"config"}, name
+            assert name in {f.name for f in calculator.fields} | {"config"}, name
             assert isinstance(message, str) and message and len(message) <= LONGEST_MESSAGE, message
         return
     for ref, (text, title) in answer["refs"].items():
         for word in ("nan", "inf", "NaN", "None", "undefined"):
             assert word not in text.split(), (ref, text)
-        assert check(title) == [], ref
+        assert check(title) == [], (ref, title)
         assert check(text) == [], ref
-    assert all(0 <= width <= 100 for width in answer["bars"])
-    for curve in answer["curves"]["cache-share"]:
-        assert all(math.isfinite(y) and 0 <= y <= 100 for y in curve["y"])
-    assert len(answer["model"]) <= 100
+    assert all(0 <= width <= 100 for width in answer.get("bars", []))
+    for chart in answer["curves"].values():
+        for curve in chart["curves"]:
+            assert all(math.isfinite(y) and 0 <= y <= 100 for y in curve["y"])
+    assert len(answer["refs"]["model.name"][0]) <= 100
     assert len(answer["notes"]["config"]) <= LONGEST_MESSAGE
 
 
-@settings(max_examples=400, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(inputs)
-def test_any_field_values_give_figures_or_messages(values):
-    assert_well_formed(calculator.run(values, None, PATHS))
+def ask(calculator, values, config=None) -> dict:
+    return calculator.run(values, config, PATHS, list(calculator.curves), True)
+
+
+@pytest.mark.parametrize("calculator", CALCULATORS.values(), ids=CALCULATORS.keys())
+@settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(data=st.data())
+def test_any_field_values_give_figures_or_messages(calculator, data):
+    assert_well_formed(ask(calculator, data.draw(inputs(calculator))), calculator)
 
 
 @settings(max_examples=400, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(configs, st.sampled_from(["1", "2300", "8192", "131072", "10000000"]))
 def test_any_pasted_config_gives_figures_or_a_config_message(config, context):
-    values = {**DEFAULTS, "model": CUSTOM, "context_limit": context, "conversation": "1"}
-    answer = calculator.run(values, config, PATHS)
-    assert_well_formed(answer)
+    values = {**CAPACITY.defaults, "model": CUSTOM, "context_limit": context, "conversation": "1"}
+    answer = ask(CAPACITY, values, config)
+    assert_well_formed(answer, CAPACITY)
     if not answer["ok"]:
         assert set(answer["errors"]) == {"config"}
 
 
-@settings(max_examples=300, deadline=None)
-@given(st.fixed_dictionaries({
-    "card": st.sampled_from(sorted(FIELDS[1].choices)),
-    "weights": st.sampled_from(sorted(FIELDS[2].choices)),
-    "kv": st.sampled_from(sorted(FIELDS[3].choices)),
-    "model": st.sampled_from([k for k in FIELDS[0].choices if k != CUSTOM]),
-    "context_limit": st.integers(1, 10_000_000).map(str),
-    "utilisation": st.floats(0.05, 1.0).map(lambda x: f"{x:.4g}"),
-    "activations": st.floats(0, 1000).map(lambda x: f"{x:.3g}"),
-    "conversation": st.integers(1, 10_000_000).map(str),
-}))
-def test_valid_inputs_show_arithmetic_that_reproduces_every_figure(values):
-    if int(values["conversation"]) > int(values["context_limit"]):
+@pytest.mark.parametrize("calculator", CALCULATORS.values(), ids=CALCULATORS.keys())
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(data=st.data())
+def test_valid_inputs_show_arithmetic_that_reproduces_every_figure(calculator, data):
+    values = data.draw(valid_values(calculator))
+    if "conversation" in values and int(values["conversation"]) > int(values["context_limit"]):
         values["conversation"] = values["context_limit"]
-    answer = calculator.run(values, None, PATHS)
+    answer = ask(calculator, values)
     assert answer["ok"], answer.get("errors")
-    assert_well_formed(answer)
+    assert_well_formed(answer, calculator)
     users = {path: int(answer["refs"][path][0].replace(",", "")) for path in ("ladder.users_worst", "ladder.users_paged")}
     assert users["ladder.users_paged"] >= users["ladder.users_worst"], "paging never admits fewer than the worst case"
+    steps = [int(answer["refs"][f"levers.{step}.users"][0].replace(",", ""))
+             for step in ("multi_head", "gqa", "fp8_cache", "paging")]
+    assert steps == sorted(steps), "each lever admits at least as many users as the one before"
+    assert steps[1] == users["ladder.users_worst"], "the GQA bar is the ladder's own worst case"
+
+
+@settings(max_examples=100, deadline=None)
+@given(st.floats(0.01, 5_000), st.floats(0.01, 500))
+def test_calibration_reproduces_the_measured_times(prefill_ms, step_ms):
+    values = {**PHASES.defaults, "measured_prefill": f"{prefill_ms:.3f}", "measured_step": f"{step_ms:.3f}"}
+    answer = ask(PHASES, values)
+    assert_well_formed(answer, PHASES)
+    if answer["ok"]:
+        stack, _ = PHASES.stack(values)
+        namespace = facts(stack)
+        assert namespace["workload"]["prefill"].value * 1000 == pytest.approx(float(f"{prefill_ms:.3f}"))
+        assert namespace["workload"]["step"].memory_time.value * 1000 == pytest.approx(float(f"{step_ms:.3f}"))
+    else:
+        assert set(answer["errors"]) <= {"measured_prefill", "measured_step"}
+        assert all("datasheet" in m or "memory can" in m for m in answer["errors"].values())

@@ -18,12 +18,13 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from calc.calculator import DEFAULTS  # noqa: E402
+from calc.calculators import CAPACITY  # noqa: E402
 from calc.models import LLAMA_3_1_70B_CONFIG  # noqa: E402
 from runbook import runtime  # noqa: E402
 
 KEEP = runtime.STDLIB_KEEP
 CHROMIUM = os.environ.get("RUNBOOK_CHROMIUM", "/usr/bin/chromium")
+DEFAULTS = CAPACITY.defaults
 REQUESTS = [
     {"values": DEFAULTS, "paths": ["ladder.kv_budget", "ladder.kv_budget|worked", "levers.paging.users"]},
     {"values": {**DEFAULTS, "card": "mi300x", "weights": "int4", "kv": "fp8"}, "paths": ["ladder.users_worst"]},

@@ -1,240 +1,304 @@
 "use strict";
-// The calculator on the page: the same calc/ package that built the page, run by Pyodide in a worker.
-// Before Python starts, the page shows the figures computed at build time; afterwards every live
-// figure (inside [data-live]) is replaced by what calc.calculator answers for the reader's inputs.
+// Calculators on the page: the same calc/ package that built the page, run by Pyodide in one
+// worker shared by every calculator. Before Python starts, the page shows the figures computed at
+// build time; afterwards every figure that follows a calculator (inside [data-live~=NAME]) is
+// replaced by what calc.calculators answers for that calculator's inputs. Nothing here knows what
+// any calculator computes: the declarations in calc/calculators.py do.
 (function () {
-  const calculator = document.querySelector("[data-calculator]");
-  if (!calculator) return;
-  const form = calculator.querySelector("form");
-  const status = calculator.querySelector(".calc-status");
-  const modelSelect = form.elements.namedItem("model");
-  const configBox = form.elements.namedItem("config");
-  const longestConfig = Number(configBox.getAttribute("data-longest"));
+  const sections = Array.from(document.querySelectorAll("[data-calculator]"));
+  if (!sections.length) return;
 
-  // Python in a worker. `ready` is the start under way or done; a start that fails is forgotten,
+  // ---- Python, shared. `ready` is the start under way or done; a start that fails is forgotten,
   // so the next input tries again, unless the browser lacks what Python needs.
-  let worker = null;
-  let ready = null;
-  let unavailable = "";
-  let nextId = 0;
-  const waiting = new Map();
+  const runtime = (function () {
+    let worker = null;
+    let ready = null;
+    let unavailable = "";
+    let nextId = 0;
+    const waiting = new Map();
+    const listeners = [];
 
-  function say(text) { status.textContent = text; }
+    function tell(state, detail) { listeners.forEach((listener) => listener(state, detail)); }
 
-  function missingFeature() {
-    if (typeof Worker !== "function") return "this browser cannot run a Web Worker";
-    if (typeof WebAssembly !== "object") return "this browser has no WebAssembly";
-    if (typeof DecompressionStream !== "function") return "this browser cannot unpack the files the page carries";
-    return "";
-  }
+    function missingFeature() {
+      if (typeof Worker !== "function") return "this browser cannot run a Web Worker";
+      if (typeof WebAssembly !== "object") return "this browser has no WebAssembly";
+      if (typeof DecompressionStream !== "function") return "this browser cannot unpack the files the page carries";
+      return "";
+    }
 
-  // The runtime travels in script elements after this one: read them only once the document has
-  // been parsed, or a start early in loading (a reload restoring the scroll position) finds half.
-  function documentParsed() {
-    if (document.readyState !== "loading") return Promise.resolve();
-    return new Promise((resolve) => document.addEventListener("DOMContentLoaded", resolve, { once: true }));
-  }
+    // The runtime travels in script elements after this one: read them only once the document
+    // has been parsed, or a start early in loading (a reload restoring the scroll) finds half.
+    function documentParsed() {
+      if (document.readyState !== "loading") return Promise.resolve();
+      return new Promise((resolve) => document.addEventListener("DOMContentLoaded", resolve, { once: true }));
+    }
 
-  function start() {
-    if (ready) return ready;
-    unavailable = unavailable || missingFeature();
-    if (unavailable) return Promise.reject(cannotStart(new Error(unavailable)));
-    performance.mark("calc-boot-start");
-    say("Starting Python in your browser (first time only)…");
-    calculator.setAttribute("data-python", "starting");
-    const attempt = documentParsed().then(unpackRuntime).then(boot);
-    ready = attempt;
-    attempt.then(() => {
-      if (ready !== attempt) return;
-      calculator.setAttribute("data-python", "ready");
-      if (calculator.getAttribute("data-state") === "static") {
-        say("Python is ready in your browser: change any input and every figure below re-derives.");
+    function start() {
+      if (ready) return ready;
+      unavailable = unavailable || missingFeature();
+      if (unavailable) {
+        const error = new Error(unavailable);
+        tell("failed", { error, final: true });
+        return Promise.reject(error);
       }
-    }, (error) => {
-      if (ready !== attempt) return;
-      stopWorker();
-      ready = null;
-      cannotStart(error);
-    });
-    return attempt;
-  }
-
-  function cannotStart(error) {
-    calculator.setAttribute("data-python", "failed");
-    calculator.setAttribute("data-state", "unavailable");
-    say("The calculator is unavailable: Python could not start here (" + error.message +
-        "). The figures shown are the reference stack’s" + (unavailable ? "." : "; change an input to try again."));
-    return error;
-  }
-
-  function boot([files, calc]) {
-    return new Promise((resolve, reject) => {
-      const source = document.getElementById("calc-worker").textContent;
-      worker = new Worker(URL.createObjectURL(new Blob([source], { type: "text/javascript" })));
-      worker.onmessage = (event) => {
-        const message = event.data;
-        if (message.type === "ready") {
-          performance.mark("calc-boot-end");
-          calculator.setAttribute("data-boot-ms", Math.round(message.ms));
-          resolve();
-        } else if (message.type === "failed") {
-          reject(new Error(message.message));
-        } else {
-          const done = waiting.get(message.id);
-          waiting.delete(message.id);
-          if (done) done(message);
-        }
-      };
-      worker.onerror = (event) => { event.preventDefault(); reject(new Error(event.message || "the worker could not start")); };
-      worker.postMessage({ type: "boot", files, lock: document.getElementById("calc-lock").textContent, calc },
-        Object.values(files).map((bytes) => bytes.buffer));
-    });
-  }
-
-  function stopWorker() {
-    if (worker) worker.terminate();
-    worker = null;
-    waiting.forEach((done) => done({ answer: { ok: false, errors: { calculator: "Python stopped before it answered." } }, ms: 0 }));
-    waiting.clear();
-  }
-
-  async function unpackRuntime() {
-    const nodes = Array.from(document.querySelectorAll("script[data-runtime-file]"));
-    if (!nodes.length) throw new Error("the page carries no Python runtime");
-    const unpacked = await Promise.all(nodes.map((node) => window.runbook.inflate(node.textContent)));
-    const files = {};
-    nodes.forEach((node, i) => { files[node.getAttribute("data-runtime-file")] = unpacked[i]; });
-    const calc = JSON.parse(new TextDecoder().decode(await window.runbook.inflate(document.getElementById("calc-source").textContent)));
-    return [files, calc];
-  }
-
-  // One question to Python. A Python that died (Pyodide cannot recover from a fatal error) is
-  // stopped, and the next question starts a fresh one.
-  function ask(message) {
-    return start().then(() => new Promise((resolve) => {
-      const id = ++nextId;
-      waiting.set(id, (reply) => {
-        if (reply.fatal) { stopWorker(); ready = null; }
-        resolve(reply);
+      performance.mark("calc-boot-start");
+      tell("starting");
+      const attempt = documentParsed().then(unpack).then(boot);
+      ready = attempt;
+      attempt.then(() => { if (ready === attempt) tell("ready"); }, (error) => {
+        if (ready !== attempt) return;
+        stop();
+        ready = null;
+        tell("failed", { error, final: false });
       });
-      worker.postMessage({ ...message, id });
-    }));
+      return attempt;
+    }
+
+    async function unpack() {
+      const nodes = Array.from(document.querySelectorAll("script[data-runtime-file]"));
+      if (!nodes.length) throw new Error("the page carries no Python runtime");
+      const unpacked = await Promise.all(nodes.map((node) => window.runbook.inflate(node.textContent)));
+      const files = {};
+      nodes.forEach((node, i) => { files[node.getAttribute("data-runtime-file")] = unpacked[i]; });
+      const calc = JSON.parse(new TextDecoder().decode(await window.runbook.inflate(document.getElementById("calc-source").textContent)));
+      return [files, calc];
+    }
+
+    function boot([files, calc]) {
+      return new Promise((resolve, reject) => {
+        const source = document.getElementById("calc-worker").textContent;
+        worker = new Worker(URL.createObjectURL(new Blob([source], { type: "text/javascript" })));
+        worker.onmessage = (event) => {
+          const message = event.data;
+          if (message.type === "ready") {
+            performance.mark("calc-boot-end");
+            sections.forEach((section) => section.setAttribute("data-boot-ms", Math.round(message.ms)));
+            resolve();
+          } else if (message.type === "failed") {
+            reject(new Error(message.message));
+          } else {
+            const done = waiting.get(message.id);
+            waiting.delete(message.id);
+            if (done) done(message);
+          }
+        };
+        worker.onerror = (event) => { event.preventDefault(); reject(new Error(event.message || "the worker could not start")); };
+        worker.postMessage({ type: "boot", files, lock: document.getElementById("calc-lock").textContent, calc },
+          Object.values(files).map((bytes) => bytes.buffer));
+      });
+    }
+
+    function stop() {
+      if (worker) worker.terminate();
+      worker = null;
+      waiting.forEach((done) => done({ answer: { ok: false, errors: { calculator: "Python stopped before it answered." } }, ms: 0 }));
+      waiting.clear();
+    }
+
+    // One question to Python. A Python that died (Pyodide cannot recover from a fatal error) is
+    // stopped, and the next question starts a fresh one.
+    function ask(message) {
+      return start().then(() => new Promise((resolve) => {
+        const id = ++nextId;
+        waiting.set(id, (reply) => {
+          if (reply.fatal) { stop(); ready = null; }
+          resolve(reply);
+        });
+        worker.postMessage({ ...message, id });
+      }));
+    }
+
+    return {
+      start,
+      ask,
+      isFinal: () => Boolean(unavailable),
+      listen: (listener) => listeners.push(listener),
+    };
+  })();
+
+  // ---- One calculator: its form, and every region of the page that follows it.
+  function Calculator(section) {
+    const name = section.getAttribute("data-calculator");
+    const form = section.querySelector("form");
+    const status = section.querySelector(".calc-status");
+    const inputs = section.querySelector("[data-inputs]");
+    const modelSelect = form.elements.namedItem("model");
+    const configBox = form.elements.namedItem("config");
+    // Python counts characters and JavaScript code units: send up to twice the limit, never less.
+    const longestConfig = configBox ? 2 * Number(configBox.getAttribute("data-longest")) + 2 : 0;
+    let appliedConfig = null;
+    let latest = 0;
+    let slowTimer = null;
+
+    const regions = () => Array.from(document.querySelectorAll("[data-live]"))
+      .filter((node) => node.getAttribute("data-live").split(/\s+/).includes(name));
+    const within = (selector) => regions().flatMap((region) => Array.from(region.querySelectorAll(selector)));
+    function say(text) { status.textContent = text; }
+    function setState(state) {
+      section.setAttribute("data-state", state);
+      regions().forEach((region) => region.setAttribute("data-calc-state", state));
+    }
+
+    function request() {
+      const values = {};
+      form.querySelectorAll("select, input").forEach((field) => { values[field.name] = field.value.slice(0, 1000); });
+      const paths = new Set(within("[data-ref]").map((node) => node.getAttribute("data-ref")));
+      const charts = new Set(within("[data-chart]").map((node) => node.getAttribute("data-chart")));
+      const custom = modelSelect && modelSelect.value === "custom";
+      return {
+        calculator: name,
+        values,
+        config: custom ? (appliedConfig || "").slice(0, longestConfig) : null,
+        paths: Array.from(paths),
+        charts: Array.from(charts),
+        bars: within("[data-bar]").length > 0,
+      };
+    }
+
+    function showMessages(attribute, messages) {
+      section.querySelectorAll("[" + attribute + "]").forEach((slot) => {
+        const field = slot.getAttribute(attribute);
+        const message = messages[field] || "";
+        slot.textContent = message;
+        if (attribute !== "data-error-for") return;
+        const input = form.elements.namedItem(field);
+        if (input && input.setAttribute) input.setAttribute("aria-invalid", message ? "true" : "false");
+      });
+    }
+
+    function apply(answer) {
+      within("[data-ref]").forEach((node) => {
+        const figure = answer.refs[node.getAttribute("data-ref")];
+        if (!figure) return;
+        node.textContent = figure[0];
+        if (figure[1]) node.setAttribute("title", figure[1]); else node.removeAttribute("title");
+      });
+      within("[data-bar]").forEach((bar) => {
+        const width = (answer.bars || [])[Number(bar.getAttribute("data-bar"))];
+        bar.style.width = Math.min(100, Math.max(0, Number(width) || 0)) + "%";
+      });
+      Object.entries(answer.curves || {}).forEach(([chart, data]) => {
+        within("[data-chart='" + chart + "']").forEach((node) => window.runbook.redraw(node, data.curves));
+        within("[data-chart-table='" + chart + "']").forEach((body) => {
+          body.replaceChildren(...data.rows.map((row) => {
+            const tr = document.createElement("tr");
+            row.forEach((cell) => { const td = document.createElement("td"); td.textContent = cell; tr.append(td); });
+            return tr;
+          }));
+        });
+      });
+      if (inputs) inputs.textContent = answer.inputs;
+    }
+
+    async function recompute() {
+      const id = ++latest;
+      const asked = request();
+      const started = performance.now();
+      setState("computing");
+      clearTimeout(slowTimer);
+      slowTimer = setTimeout(() => { if (id === latest) say("Computing…"); }, 300);
+      performance.mark("calc-run");
+      let reply;
+      try {
+        reply = await runtime.ask({ type: "run", request: asked });
+      } catch (error) {
+        if (id === latest) setState("unavailable");
+        return;
+      }
+      if (id !== latest) return;
+      clearTimeout(slowTimer);
+      const answer = typeof reply.answer === "string" ? JSON.parse(reply.answer) : reply.answer;
+      if (!answer.ok) {
+        showMessages("data-error-for", answer.errors);
+        showMessages("data-note-for", {});
+        const config = section.querySelector(".calc-config");
+        if (answer.errors.config && config) config.open = true;
+        setState("invalid");
+        say(answer.errors.calculator || "Fix the highlighted input; the figures below are from the last valid one.");
+        return;
+      }
+      showMessages("data-error-for", {});
+      showMessages("data-note-for", answer.notes || {});
+      apply(answer);
+      const total = performance.now() - started;
+      setState("computed");
+      section.setAttribute("data-last-ms", total.toFixed(1));
+      if (!performance.getEntriesByName("calc-first-result").length) performance.mark("calc-first-result");
+      say("Recomputed by calc in Python, in your browser: " + reply.ms.toFixed(1) + " ms in Python, " + total.toFixed(1) + " ms in all.");
+    }
+
+    function markFirstInput() {
+      if (!performance.getEntriesByName("calc-first-input").length) performance.mark("calc-first-input");
+    }
+
+    // A text box recomputes as it is typed in, a list when its choice changes: one event each, so
+    // one change is one computation. The config waits for its button.
+    function onEdit(event) {
+      const field = event.target;
+      if (field.name === "config") return;
+      if ((event.type === "input") !== (field.tagName === "INPUT")) return;
+      markFirstInput();
+      recompute();
+    }
+
+    form.addEventListener("input", onEdit);
+    form.addEventListener("change", onEdit);
+    form.addEventListener("submit", (event) => event.preventDefault());
+    const useConfig = form.querySelector("[data-action=use-config]");
+    if (useConfig) {
+      useConfig.addEventListener("click", () => {
+        markFirstInput();
+        appliedConfig = configBox.value;
+        modelSelect.value = "custom";
+        recompute();
+      });
+    }
+
+    runtime.listen((state, detail) => {
+      if (state === "starting") {
+        section.setAttribute("data-python", "starting");
+        say("Starting Python in your browser…");
+      } else if (state === "ready") {
+        section.setAttribute("data-python", "ready");
+        if (section.getAttribute("data-state") === "static") {
+          say("Python is ready in your browser: change any input and every figure that follows it re-derives.");
+        }
+      } else if (state === "failed") {
+        section.setAttribute("data-python", "failed");
+        setState("unavailable");
+        say("The calculator is unavailable: Python could not start here (" + detail.error.message +
+            "). The figures shown are the reference stack’s" + (detail.final ? "." : "; change an input to try again."));
+      }
+    });
+
+    const quietStart = () => runtime.start().catch(() => {});
+    section.addEventListener("focusin", quietStart, { once: true });
+    if ("IntersectionObserver" in window) {
+      const observer = new IntersectionObserver((entries) => {
+        if (entries.some((entry) => entry.isIntersecting)) { observer.disconnect(); quietStart(); }
+      }, { rootMargin: "200px" });
+      observer.observe(section);
+    }
+    return { name, recompute };
   }
 
-  function compute(request) {
+  const calculators = sections.map(Calculator);
+  const first = calculators[0];
+
+  function compute(asked) {
+    const full = { calculator: first.name, ...asked };
     performance.mark("calc-run");
-    return ask({ type: "run", request }).then((reply) => ({
+    return runtime.ask({ type: "run", request: full }).then((reply) => ({
       answer: typeof reply.answer === "string" ? JSON.parse(reply.answer) : reply.answer,
       ms: reply.ms,
     }));
   }
 
-  function loadedStdlib() {
-    return ask({ type: "loaded-stdlib" }).then((reply) => reply.files);
-  }
-
-  function livePaths() {
-    const paths = new Set();
-    document.querySelectorAll("[data-live] [data-ref]").forEach((node) => paths.add(node.getAttribute("data-ref")));
-    return Array.from(paths);
-  }
-
-  // The config is read only when it is the model in use, and no field is sent whole past what calc
-  // accepts (what is sent is still enough for calc to say it is too long).
-  function readInputs() {
-    const values = {};
-    form.querySelectorAll("select, input").forEach((field) => { values[field.name] = field.value.slice(0, 1000); });
-    const config = modelSelect.value === "custom" ? configBox.value.slice(0, longestConfig + 1) : null;
-    return { values, config, paths: livePaths() };
-  }
-
-  function showMessages(attribute, messages) {
-    calculator.querySelectorAll("[" + attribute + "]").forEach((slot) => {
-      const name = slot.getAttribute(attribute);
-      const message = messages[name] || "";
-      slot.textContent = message;
-      if (attribute !== "data-error-for") return;
-      const field = form.elements.namedItem(name);
-      if (field && field.setAttribute) field.setAttribute("aria-invalid", message ? "true" : "false");
-    });
-  }
-
-  function apply(answer) {
-    document.querySelectorAll("[data-live] [data-ref]").forEach((node) => {
-      const figure = answer.refs[node.getAttribute("data-ref")];
-      if (!figure) return;
-      node.textContent = figure[0];
-      if (figure[1]) node.setAttribute("title", figure[1]); else node.removeAttribute("title");
-    });
-    document.querySelectorAll("[data-live] [data-bar]").forEach((bar) => {
-      bar.style.width = Math.min(100, Math.max(0, answer.bars[Number(bar.getAttribute("data-bar"))])) + "%";
-    });
-    document.dispatchEvent(new CustomEvent("runbook:curves", { detail: answer.curves }));
-  }
-
-  let latest = 0;
-
-  async function recompute() {
-    const id = ++latest;
-    const request = readInputs();
-    const started = performance.now();
-    calculator.setAttribute("data-state", "computing");
-    let reply;
-    try {
-      reply = await compute(request);
-    } catch (error) {
-      if (id === latest) calculator.setAttribute("data-state", "unavailable");
-      return;
-    }
-    if (id !== latest) return;
-    const { answer, ms } = reply;
-    if (!answer.ok) {
-      showMessages("data-error-for", answer.errors);
-      showMessages("data-note-for", {});
-      if (answer.errors.config) calculator.querySelector(".calc-config").open = true;
-      calculator.setAttribute("data-state", "invalid");
-      say(answer.errors.calculator || "Fix the highlighted input; the figures below are from the last valid one.");
-      return;
-    }
-    showMessages("data-error-for", {});
-    showMessages("data-note-for", answer.notes || {});
-    apply(answer);
-    const total = performance.now() - started;
-    calculator.setAttribute("data-state", "computed");
-    calculator.setAttribute("data-last-ms", total.toFixed(1));
-    if (!performance.getEntriesByName("calc-first-result").length) performance.mark("calc-first-result");
-    say("Recomputed by calc in Python, in your browser: " + ms.toFixed(1) + " ms in Python, " + total.toFixed(1) + " ms in all.");
-  }
-
-  function markFirstInput() {
-    if (!performance.getEntriesByName("calc-first-input").length) performance.mark("calc-first-input");
-  }
-
-  // A text box recomputes as it is typed in, a list when its choice changes: one event each, so
-  // one change is one computation. The config waits for its button.
-  function onEdit(event) {
-    const field = event.target;
-    if (field.name === "config") return;
-    if ((event.type === "input") !== (field.tagName === "INPUT")) return;
-    markFirstInput();
-    recompute();
-  }
-
-  form.addEventListener("input", onEdit);
-  form.addEventListener("change", onEdit);
-  form.addEventListener("submit", (event) => event.preventDefault());
-  form.querySelector("[data-action=use-config]").addEventListener("click", () => {
-    markFirstInput();
-    modelSelect.value = "custom";
-    recompute();
-  });
-  const quietStart = () => start().catch(() => {});
-  calculator.addEventListener("focusin", quietStart, { once: true });
-  if ("IntersectionObserver" in window) {
-    const observer = new IntersectionObserver((entries) => {
-      if (entries.some((entry) => entry.isIntersecting)) { observer.disconnect(); quietStart(); }
-    }, { rootMargin: "200px" });
-    observer.observe(calculator);
-  }
-  window.runbookCalculator = { start, compute, recompute, loadedStdlib };
+  window.runbookCalculator = {
+    start: runtime.start,
+    compute,
+    recompute: (name) => (calculators.find((c) => c.name === name) || first).recompute(),
+    loadedStdlib: () => runtime.ask({ type: "loaded-stdlib" }).then((reply) => reply.files),
+  };
 })();

@@ -160,12 +160,9 @@
         window.Plotly.newPlot(node, spec.data, spec.layout, { displayModeBar: false, responsive: true });
       });
       redrawPending();
-    });
-    document.addEventListener("runbook:curves", function (event) {
-      document.querySelectorAll("[data-live] [data-chart]").forEach(function (node) {
-        var curves = event.detail[node.getAttribute("data-chart")];
-        if (curves) redraw(node, curves);
-      });
+    }).catch(function () {
+      // Without Plotly the numbers behind each chart are still on the page, in its table.
+      document.querySelectorAll(".chart-data").forEach(function (table) { table.open = true; });
     });
     window.addEventListener("beforeprint", function () {
       document.querySelectorAll("[data-chart]").forEach(function (node) {
@@ -174,7 +171,7 @@
     });
   }
 
-  window.runbook = { inflate: inflate };
+  window.runbook = { inflate: inflate, redraw: redraw };
 
   document.addEventListener("DOMContentLoaded", function () {
     showForm(currentForm() || "quick");

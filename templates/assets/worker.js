@@ -1,6 +1,6 @@
 "use strict";
 // The calculator's worker: boots Pyodide from files the page carried (unpacked by the page), then
-// runs calc.calculator.
+// runs calc.calculators.
 // Nothing here reaches the network: fetch is replaced by a lookup in the unpacked files.
 
 let calculate = null;
@@ -42,7 +42,7 @@ async function boot(message) {
     pyodide.FS.writeFile("/home/pyodide/calc/" + name, source);
   }
   pyodide.runPython("import sys; sys.path.insert(0, '/home/pyodide')");
-  calculate = pyodide.pyimport("calc.calculator").run_json;
+  calculate = pyodide.pyimport("calc.calculators").run_json;
   python = pyodide;
 }
 

@@ -1,0 +1,96 @@
+"""Every calculator in the runbook, declared: content writes `@calculator NAME` and the page's
+generic script does the rest. Adding one is a declaration here and a section of content."""
+from __future__ import annotations
+
+import json
+from dataclasses import replace
+from typing import Any, Mapping
+
+from . import operations, timing
+from .calculator import Calculator
+from .facts import Facts, facts
+from .fields import (ACTIVATIONS, BANDWIDTH, BATCH, CARD, CONTEXT_LIMIT, CONVERSATION, KV, MFU, MODEL, OUTPUT,
+                     PROMPT, UTILISATION, WEIGHTS, NumberField)
+from .roofline import cache_share_curves, chart_rows, decode_read
+from .stack import Stack
+from .units import PERCENT, grouped
+
+
+def conversation_within_limit(parsed: Mapping[str, Any]) -> dict[str, str]:
+    if "conversation" in parsed and "context_limit" in parsed and parsed["conversation"] > parsed["context_limit"]:
+        return {"conversation": f"Typical conversation is longer than the context limit "
+                                f"({parsed['context_limit']:,} tokens)"}
+    return {}
+
+
+def _calibrate_mfu(stack: Stack, milliseconds: float) -> Stack:
+    """A measured prefill of the workload's prompt sets MFU: its operations ÷ (time × peak)."""
+    ops = operations.prefill_ops(stack.model, stack.workload.prompt)
+    peak = timing.peak_compute(stack.card, stack.weight_precision)
+    mfu = ops.value / (milliseconds / 1000 * peak.value)
+    if mfu > 1:
+        raise ValueError(f"a {grouped(stack.workload.prompt)}-token prefill in {milliseconds:g} ms would run at "
+                         f"{PERCENT.show(mfu)} of {stack.card.name}'s dense peak; no card beats its datasheet")
+    return replace(stack, efficiency=replace(stack.efficiency, mfu=mfu))
+
+
+def _calibrate_bandwidth(stack: Stack, milliseconds: float) -> Stack:
+    """A measured decode step of the workload sets the bandwidth fraction: bytes ÷ (time × bandwidth)."""
+    batch = int(facts(stack)["workload"]["batch"].value)
+    context = stack.workload.prompt + stack.workload.output // 2
+    read = decode_read(stack.model, stack.weight_precision, stack.kv_precision, batch,
+                       stack.model.tokens_cached(context))
+    fraction = read.total.value / (milliseconds / 1000 * stack.card.bandwidth.value)
+    if fraction > 1:
+        raise ValueError(f"reading {read.total} in {milliseconds:g} ms would need {PERCENT.show(fraction)} of "
+                         f"{stack.card.name}'s bandwidth; no step reads faster than the memory can")
+    return replace(stack, efficiency=replace(stack.efficiency, bandwidth_fraction=fraction))
+
+
+MEASURED_PREFILL = NumberField("measured_prefill", "Measured prefill", 0.001, 10_000_000, False, "ms", optional=True,
+                               current=lambda s: 0, apply=_calibrate_mfu,
+                               hint="your prompt's prefill, timed: sets MFU")
+MEASURED_STEP = NumberField("measured_step", "Measured step", 0.001, 10_000_000, False, "ms", optional=True,
+                            current=lambda s: 0, apply=_calibrate_bandwidth,
+                            hint="one decode step at your batch, timed: sets the bandwidth achieved")
+
+
+def cache_share(namespace: Facts) -> dict:
+    """The cache-share chart's curves and the rows of its data table."""
+    stack = namespace.stack
+    curves = cache_share_curves(stack.model, stack.weight_precision, stack.kv_precision)
+    return {"curves": curves, "rows": chart_rows(curves, 1, "%")}
+
+
+CAPACITY = Calculator(
+    name="capacity",
+    label="Capacity calculator",
+    fields=(MODEL, CARD, WEIGHTS, KV, CONTEXT_LIMIT, UTILISATION, ACTIVATIONS, CONVERSATION),
+    checks=(conversation_within_limit,),
+    curves={"cache-share": cache_share},
+    bars=lambda namespace: namespace["levers"].bar_widths,
+    results="components/calculators/capacity.html.j2",
+)
+
+PHASES = Calculator(
+    name="phases",
+    label="Prefill and decode timer",
+    fields=(MODEL, CARD, WEIGHTS, KV, PROMPT, OUTPUT, BATCH, MFU, BANDWIDTH, MEASURED_PREFILL, MEASURED_STEP),
+)
+
+CALCULATORS: dict[str, Calculator] = {c.name: c for c in (CAPACITY, PHASES)}
+
+
+def run_json(request: str) -> str:
+    """The browser's entry point: a JSON request in, a JSON answer out."""
+    try:
+        asked = json.loads(request)
+        chosen = CALCULATORS.get(asked.get("calculator", ""))
+        if chosen is None:
+            answer = {"ok": False, "errors": {"calculator": f"no calculator named {asked.get('calculator')!r}"}}
+        else:
+            answer = chosen.run(asked.get("values", {}), asked.get("config"), asked.get("paths", []),
+                                asked.get("charts", []), bool(asked.get("bars")))
+    except Exception as err:  # the page must get an answer, whatever went wrong
+        answer = {"ok": False, "errors": {"calculator": f"could not compute: {type(err).__name__}: {err}"}}
+    return json.dumps(answer, ensure_ascii=False, allow_nan=False)

@@ -1,0 +1,220 @@
+"""Reading a calculator's inputs: the strings a form holds, and a pasted config.json.
+
+Each field turns one string into a value or a message naming what is wrong, and knows how its
+value changes the stack. Nothing here raises anything but InputError or ValueError with a
+message meant for the reader.
+"""
+from __future__ import annotations
+
+import json
+import math
+import re
+from dataclasses import dataclass, replace
+from typing import Any, Callable
+
+from .cards import CARDS
+from .echo import excerpt, hidden_characters
+from .models import CATALOGUE, ConfigError, Model
+from .precision import KV_PRECISIONS, PRECISIONS
+from .stack import Stack
+from .units import GiB, grouped
+
+CUSTOM = "custom"
+LARGEST_CONFIG = 200_000
+DEEPEST_CONFIG = 32
+LONGEST_CONFIG_NUMBER = 30
+LONGEST_NUMBER = 40
+_THOUSANDS = re.compile(r"[+-]?\d{1,3}(,\d{3})+(\.\d*)?")
+_ESCAPES = re.compile(r"\\.", re.DOTALL)
+_STRINGS = re.compile(r'"[^"]*"')
+_BRACKETS = re.compile(r"[\[\]{}]")
+
+
+class InputError(ValueError):
+    def __init__(self, errors: dict[str, str]):
+        super().__init__("; ".join(f"{k}: {v}" for k, v in errors.items()))
+        self.errors = errors
+
+
+@dataclass(frozen=True)
+class NumberField:
+    """A number typed by the reader; `apply` sets it on the stack, `current` reads the stack's own.
+    An optional field may be left empty, and then changes nothing."""
+
+    name: str
+    label: str
+    minimum: float
+    maximum: float
+    whole: bool
+    unit: str
+    current: Callable[[Stack], float]
+    apply: Callable[[Stack, float], Stack]
+    optional: bool = False
+    places: int = 0
+    hint: str = ""
+
+    def default(self, stack: Stack) -> str:
+        if self.optional:
+            return ""
+        value = self.current(stack)
+        return str(int(value)) if self.whole else f"{value:.{self.places}f}"
+
+    def parse(self, raw: Any) -> float | None:
+        text = str(raw if raw is not None else "").strip()
+        if not text:
+            if self.optional:
+                return None
+            raise ValueError(f"{self.label} is empty: enter a number")
+        if len(text) > LONGEST_NUMBER:
+            raise ValueError(f"{self.label} is too long to be a number: “{excerpt(text, 24)}”")
+        hidden = hidden_characters(text)
+        if hidden:
+            raise ValueError(f"{self.label} holds a character that does not print ({', '.join(hidden[:3])}): "
+                             f"“{excerpt(text, 24)}”; type the number again")
+        if "," in text:
+            text = self._without_thousands_commas(text)
+        try:
+            value = float(text)
+        except ValueError:
+            raise ValueError(f"{self.label} must be a number, not “{excerpt(text, 24)}”") from None
+        if not math.isfinite(value):
+            raise ValueError(f"{self.label} must be a finite number")
+        if self.whole and value != int(value):
+            raise ValueError(f"{self.label} must be a whole number of {self.unit or 'units'}")
+        if value < self.minimum or value > self.maximum:
+            unit = f" {self.unit}" if self.unit else ""
+            raise ValueError(f"{self.label} must be between {_number(self.minimum)} and {_number(self.maximum)}{unit}")
+        return int(value) if self.whole else value + 0.0  # + 0.0 turns −0 into 0
+
+    def _without_thousands_commas(self, text: str) -> str:
+        """A comma is taken only as a thousands separator; a decimal comma is refused, never guessed."""
+        if _THOUSANDS.fullmatch(text):
+            return text.replace(",", "")
+        as_point = text.replace(",", ".")
+        try:
+            float(as_point)
+        except ValueError:
+            raise ValueError(f"{self.label}: a comma may only separate groups of three digits") from None
+        raise ValueError(f"{self.label}: write decimals with a point ({excerpt(as_point, 24)}), not a comma")
+
+    def shown(self, value: float | None) -> str:
+        if value is None:
+            return ""
+        number = grouped(value) if self.whole else f"{value:g}"
+        return f"{number} {self.unit}".strip()
+
+
+@dataclass(frozen=True)
+class ChoiceField:
+    """One of a fixed list; `choices` maps the form's key to what the reader sees."""
+
+    name: str
+    label: str
+    choices: dict[str, str]
+    current: Callable[[Stack], str]
+    apply: Callable[[Stack, str], Stack]
+    unit: str = ""
+    hint: str = ""
+    optional: bool = False
+
+    def default(self, stack: Stack) -> str:
+        return self.current(stack)
+
+    def parse(self, raw: Any) -> str:
+        if not isinstance(raw, str) or raw not in self.choices:
+            raise ValueError(f"{self.label}: choose one of {', '.join(self.choices.values())}")
+        return raw
+
+    def shown(self, value: str) -> str:
+        return self.choices.get(value, "")
+
+
+Field = NumberField | ChoiceField
+
+
+def _key(table: dict[str, Any], value: Any) -> str:
+    return next(k for k, v in table.items() if v == value)
+
+
+MODEL = ChoiceField("model", "Model", {**{k: m.name for k, m in CATALOGUE.items()}, CUSTOM: "Your config.json"},
+                    current=lambda s: _key(CATALOGUE, s.model),
+                    apply=lambda s, key: replace(s, model=CATALOGUE[key]) if key != CUSTOM else s)
+CARD = ChoiceField("card", "Card", {k: c.name for k, c in CARDS.items()},
+                   current=lambda s: _key(CARDS, s.card), apply=lambda s, key: replace(s, card=CARDS[key]))
+WEIGHTS = ChoiceField("weights", "Weight precision", {k: f"{p.name} · {p.bits:g} bits" for k, p in PRECISIONS.items()},
+                      current=lambda s: s.weight_precision.name,
+                      apply=lambda s, key: replace(s, weight_precision=PRECISIONS[key]))
+KV = ChoiceField("kv", "KV cache precision", {k: f"{p.name} · {p.bits:g} bits" for k, p in KV_PRECISIONS.items()},
+                 current=lambda s: s.kv_precision.name, apply=lambda s, key: replace(s, kv_precision=KV_PRECISIONS[key]))
+CONTEXT_LIMIT = NumberField("context_limit", "Context limit", 1, 10_000_000, True, "tokens",
+                            current=lambda s: s.context_limit, apply=lambda s, v: replace(s, context_limit=v))
+UTILISATION = NumberField("utilisation", "Utilisation", 0.05, 1.0, False, "", places=2,
+                          current=lambda s: s.gpu_memory_utilization,
+                          apply=lambda s, v: replace(s, gpu_memory_utilization=v))
+ACTIVATIONS = NumberField("activations", "Activation reserve", 0, 1_000, False, "GiB", places=2,
+                          current=lambda s: s.activation_reserve_bytes / GiB,
+                          apply=lambda s, v: replace(s, activation_reserve_bytes=v * GiB))
+CONVERSATION = NumberField("conversation", "Typical conversation", 1, 10_000_000, True, "tokens",
+                           current=lambda s: s.typical_conversation, apply=lambda s, v: replace(s, typical_conversation=v))
+PROMPT = NumberField("prompt", "Prompt", 1, 10_000_000, True, "tokens", current=lambda s: s.workload.prompt,
+                     apply=lambda s, v: replace(s, workload=replace(s.workload, prompt=v)))
+OUTPUT = NumberField("output", "Output", 1, 1_000_000, True, "tokens", current=lambda s: s.workload.output,
+                     apply=lambda s, v: replace(s, workload=replace(s.workload, output=v)))
+BATCH = NumberField("batch", "Batch", 1, 100_000, True, "sequences", optional=True,
+                    current=lambda s: s.workload.batch or 0,
+                    apply=lambda s, v: replace(s, workload=replace(s.workload, batch=v)),
+                    hint="empty: every sequence the cache admits")
+MFU = NumberField("mfu", "MFU", 1, 100, False, "%", places=0, current=lambda s: 100 * s.efficiency.mfu,
+                  apply=lambda s, v: replace(s, efficiency=replace(s.efficiency, mfu=v / 100)))
+BANDWIDTH = NumberField("bandwidth", "Bandwidth achieved", 1, 100, False, "%", places=0,
+                        current=lambda s: 100 * s.efficiency.bandwidth_fraction,
+                        apply=lambda s, v: replace(s, efficiency=replace(s.efficiency, bandwidth_fraction=v / 100)))
+
+
+def parse_config(text: Any) -> Model:
+    """A pasted config.json, checked field by field; errors name the field (or the JSON position)."""
+    if not isinstance(text, str) or not text.strip():
+        raise InputError({"config": "paste the contents of a config.json first"})
+    text = text.lstrip("\ufeff")
+    if len(text) > LARGEST_CONFIG:
+        raise InputError({"config": f"that is over {LARGEST_CONFIG:,} characters; a config.json is a few thousand"})
+    depth = nesting_depth(text)
+    if depth > DEEPEST_CONFIG:
+        raise InputError({"config": f"it nests {depth:,} levels deep; a config.json nests a few, "
+                                    f"and calc reads none deeper than {DEEPEST_CONFIG}"})
+    try:
+        config = json.loads(text, parse_constant=_reject_constant, parse_int=_config_integer)
+    except json.JSONDecodeError as err:
+        raise InputError({"config": f"not valid JSON: {err.msg} (line {err.lineno}, column {err.colno})"}) from None
+    except ValueError as err:
+        raise InputError({"config": str(err)}) from None
+    try:
+        return Model.from_config(config, source="config.json pasted by the reader")
+    except ConfigError as err:
+        raise InputError({"config": f"{err.field}: {err.problem}"}) from None
+
+
+def nesting_depth(text: str) -> int:
+    """How deep the brackets of a JSON text nest, outside its strings: read before parsing, so a
+    hostile paste cannot exhaust the parser's stack. Escapes go first, so every quote left ends or
+    starts a string and each pass is linear in the length."""
+    depth = deepest = 0
+    for bracket in _BRACKETS.findall(_STRINGS.sub("", _ESCAPES.sub("", text))):
+        depth += 1 if bracket in "[{" else -1
+        deepest = max(deepest, depth)
+    return deepest
+
+
+def _reject_constant(name: str) -> Any:
+    raise ValueError(f"not valid JSON: {name} is not a number JSON allows")
+
+
+def _config_integer(digits: str) -> int:
+    if len(digits.lstrip("-")) > LONGEST_CONFIG_NUMBER:
+        raise ValueError(f"a number in it is {len(digits.lstrip('-')):,} digits long; no config field needs "
+                         f"more than {LONGEST_CONFIG_NUMBER}")
+    return int(digits)
+
+
+def _number(value: float) -> str:
+    return f"{value:,.0f}" if value == int(value) else f"{value:g}"
