@@ -61,27 +61,34 @@ def first_paint(pages: list[Path], runs: int) -> dict[str, float]:
     return result
 
 
-def calculator_timings(page_path: Path, runs: int, warm_runs: int = 20) -> dict[str, float]:
-    """Cold: first input to first recomputed figures, Python not yet started. Warm: later inputs."""
+def calculator_timings(page_path: Path, name: str, runs: int, warm_runs: int = 20) -> dict[str, float]:
+    """Cold: first input to first recomputed figures, Python not yet started. Warm: later inputs.
+    Every calculator has a card; changing it is the input timed."""
     from playwright.sync_api import sync_playwright
     cold, warm = [], []
+    section = f"[data-calculator={name}]"
     with sync_playwright() as playwright:
         browser = playwright.chromium.launch(executable_path=CHROMIUM, args=ARGS)
         for _ in range(runs):
             context = browser.new_context()
             page = context.new_page()
             page.goto(page_path.as_uri(), wait_until="load")
-            page.select_option("[data-calculator] select[name=card]", "h200-sxm")
-            page.wait_for_selector("[data-calculator][data-state=computed]", timeout=60_000)
+            page.select_option(f"{section} select[name=card]", "h200-sxm")
+            page.wait_for_selector(f"{section}[data-state=computed]", timeout=60_000)
             cold.append(page.evaluate(COLD))
             cards = ["h100-sxm", "b200", "mi300x", "a100-80"]
             for i in range(warm_runs):
-                page.select_option("[data-calculator] select[name=card]", cards[i % len(cards)])
-                page.wait_for_selector("[data-calculator][data-state=computed]", timeout=60_000)
-                warm.append(float(page.get_attribute("[data-calculator]", "data-last-ms")))
+                page.select_option(f"{section} select[name=card]", cards[i % len(cards)])
+                page.wait_for_selector(f"{section}[data-state=computed]", timeout=60_000)
+                warm.append(float(page.get_attribute(section, "data-last-ms")))
             context.close()
         browser.close()
     return {"cold_ms": statistics.median(cold), "warm_ms": statistics.median(warm), "warm_max_ms": max(warm)}
+
+
+def calculators_on(path: Path) -> list[str]:
+    import re
+    return re.findall(r'data-calculator="([a-z-]+)"', path.read_text(encoding="utf-8"))
 
 
 COLD = """() => performance.getEntriesByName('calc-first-result')[0].startTime -
@@ -95,7 +102,11 @@ def measure(runs: int) -> dict:
         one = time_build(out, "--doc", "06", runs=runs)
         sizes = {p.name: p.stat().st_size for p in sorted(out.iterdir())}
         paint = first_paint(sorted(out.iterdir()), runs) if Path(CHROMIUM).exists() else {}
-        calc = calculator_timings(out / "06-kv-cache.html", runs) if Path(CHROMIUM).exists() else {}
+        calc = {}
+        if Path(CHROMIUM).exists():
+            for page in sorted(out.glob("[0-9][0-9]-*.html")):
+                for name in calculators_on(page):
+                    calc[f"{page.name} · {name}"] = calculator_timings(page, name, runs)
     return {
         "machine": f"{platform.machine()}, {os.cpu_count()} cores, Python {platform.python_version()}",
         "runs": runs,
@@ -103,7 +114,7 @@ def measure(runs: int) -> dict:
         "build_doc06_s": round(one, 3),
         "page_bytes": sizes,
         "first_contentful_paint_ms": {k: round(v, 1) for k, v in paint.items()},
-        "calculator_ms": {k: round(v, 1) for k, v in calc.items()},
+        "calculator_ms": {k: {m: round(v, 1) for m, v in t.items()} for k, t in calc.items()},
     }
 
 
@@ -120,10 +131,9 @@ def table(figures: dict) -> str:
         lines.append(f"| `{name}` size | {size:,} bytes ({size / 2 ** 20:.2f} MiB) |")
     for name, ms in figures["first_contentful_paint_ms"].items():
         lines.append(f"| `{name}` first contentful paint, headless Chromium, file:// | {ms:.0f} ms |")
-    calc = figures["calculator_ms"]
-    if calc:
-        lines.append(f"| calculator, first input to first recomputed figures, cold (Python starts) | {calc['cold_ms']:.0f} ms |")
-        lines.append(f"| calculator, recompute after that, warm (median; slowest) | {calc['warm_ms']:.1f} ms; "
+    for where, calc in figures["calculator_ms"].items():
+        lines.append(f"| {where}: first input to first recomputed figures, cold (Python starts) | {calc['cold_ms']:.0f} ms |")
+        lines.append(f"| {where}: recompute after that, warm (median; slowest) | {calc['warm_ms']:.1f} ms; "
                      f"{calc['warm_max_ms']:.1f} ms |")
     return "\n".join(lines)
 

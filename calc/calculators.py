@@ -62,6 +62,12 @@ def cache_share(namespace: Facts) -> dict:
     return {"curves": curves, "rows": chart_rows(curves, 1, "%")}
 
 
+def step_vs_batch(namespace: Facts) -> dict:
+    """Decode step time and throughput against batch at the workload's length."""
+    run = namespace["workload"]
+    return timing.step_against_batch(namespace.stack, int(run["context"].value), int(run["admitted"].value))
+
+
 CAPACITY = Calculator(
     name="capacity",
     label="Capacity calculator",
@@ -76,6 +82,7 @@ PHASES = Calculator(
     name="phases",
     label="Prefill and decode timer",
     fields=(MODEL, CARD, WEIGHTS, KV, PROMPT, OUTPUT, BATCH, MFU, BANDWIDTH, MEASURED_PREFILL, MEASURED_STEP),
+    curves={"step-vs-batch": step_vs_batch},
 )
 
 CALCULATORS: dict[str, Calculator] = {c.name: c for c in (CAPACITY, PHASES)}

@@ -14,7 +14,8 @@ from .anatomy import count_parameters
 from .models import CATALOGUE, Model
 from .precision import BF16, FP8, INT4, weight_bytes
 from .stack import REFERENCE, Stack
-from .units import COUNT, GB_MOVED, MS_WHOLE, PERCENT, RATIO, SECONDS, TOKENS, Result, given, grouped
+from .units import (COUNT, GB_MOVED, MS_WHOLE, PERCENT, RATIO, SECONDS, TFLOP, TOKENS, TOKENS_PER_S, Result, given,
+                    grouped)
 
 SHORT_CHAT = 500
 
@@ -109,6 +110,7 @@ class Crossings:
 
 
 SHORT_SEQUENCE = 128
+CHUNK = 512  # an example prefill chunk, to show the TTFT/ITL trade; engines let you choose it
 
 
 def times(stack: Stack, ladder: kvcache.Ladder) -> dict[str, object]:
@@ -130,6 +132,7 @@ def times(stack: Stack, ladder: kvcache.Ladder) -> dict[str, object]:
         "multiplied": operations.multiplied_parameters(stack.model),
         "attention_per_position": operations.attention_ops_per_position(stack.model),
         "attention_crossover": operations.attention_crossover(stack.model),
+        "prefill_formula": operations.PREFILL_FORMULA,
         "prefill_ops": operations.prefill_ops(stack.model, traffic.prompt_p50),
         "prefill": timing.prefill_time(stack, traffic.prompt_p50),
         "prefill_long": timing.prefill_time(stack, traffic.prompt_p95),
@@ -138,6 +141,7 @@ def times(stack: Stack, ladder: kvcache.Ladder) -> dict[str, object]:
         "single": single,
         "busy": busy,
         "request": timing.request_time(stack, traffic.prompt_p50, traffic.output_p50, 1),
+        "naive": naive_claims(stack),
         "crossing": Crossings(
             short=timing.compute_bound_batch(stack, SHORT_SEQUENCE),
             typical=timing.compute_bound_batch(stack, traffic.prompt_p50),
@@ -169,6 +173,27 @@ def workload(stack: Stack, ladder: kvcache.Ladder) -> dict[str, object]:
         "step": step,
         "request": timing.request_time(stack, chosen.prompt, chosen.output, batch),
         "crossing": timing.compute_bound_batch(stack, context),
+        "effective_ridge": timing.effective_ridge(stack),
+        "chunked": timing.chunked_prefill(stack, chosen.prompt, CHUNK, batch, context),
+    }
+
+
+def naive_claims(stack: Stack) -> dict[str, Result]:
+    """The common shortcuts, computed exactly as they are usually stated, for the corrections."""
+    model, prompt = stack.model, stack.traffic.prompt_p50
+    params = count_parameters(model).total.value
+    held = weight_bytes(model, stack.weight_precision).value
+    ops = 2 * params * prompt
+    crossover = params / (2 * model.num_hidden_layers * model.hidden_size)
+    rate = stack.card.bandwidth.value / held
+    return {
+        "prefill_ops": Result(ops, TFLOP, formula="2 × all parameters × N",
+                              worked=f"2 × {grouped(params)} × {grouped(prompt)} = {TFLOP.show(ops)}"),
+        "crossover": Result(crossover, TOKENS, formula="all parameters ÷ (2 × layers × hidden), attention taken as N²",
+                            worked=(f"{grouped(params)} ÷ (2 × {model.num_hidden_layers} × {grouped(model.hidden_size)}) = "
+                                    f"{TOKENS.show(crossover)}")),
+        "tokens_per_second": Result(rate, TOKENS_PER_S, formula="bandwidth ÷ weights held",
+                                    worked=f"{stack.card.bandwidth} ÷ {grouped(held)} B = {TOKENS_PER_S.show(rate)}"),
     }
 
 

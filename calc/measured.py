@@ -12,7 +12,7 @@ from dataclasses import dataclass, replace
 from . import operations, timing
 from .roofline import decode_read
 from .stack import REFERENCE, Efficiency, Stack
-from .units import MS, MS_FINE, PERCENT, RATIO_FINE, Result, given
+from .units import MS, MS_FINE, PERCENT, RATIO_FINE, TOKENS_PER_S, Result, given
 
 LAMBDA = ("Lambda Labs, LambdaLabsML/vllm-benchmark, results/{}/1xH100-80GB-SXM/"
           "Meta-Llama-3-8B-Instruct_tp1_len2048.json (commit a4f9f43, September 2024): vLLM's benchmark_serving "
@@ -109,6 +109,13 @@ class Comparison:
     measured: Result
     modelled: Result
     implied: Result
+
+    @property
+    def rate(self) -> Result:
+        """A measured step time as tokens per second for each sequence."""
+        value = 1 / self.measured.value
+        return Result(value, TOKENS_PER_S, formula="1 ÷ measured step",
+                      worked=f"1 ÷ {self.measured.operand} = {TOKENS_PER_S.show(value)}")
 
     @property
     def model_over_measured(self) -> Result:

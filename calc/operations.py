@@ -2,7 +2,10 @@
 
 Two terms. The matrix multiplies cost 2 operations (a multiply and an add) per parameter the
 token multiplies by: every block matrix it passes through (for a mixture of experts, only the
-experts it is routed to) and the LM head; the embedding is a lookup, not a multiply. Attention
+experts it is routed to), and the LM head for each position whose next token is sampled; the
+embedding is a lookup, not a multiply. In prefill only the prompt's last position is sampled:
+engines compute logits for the positions they sample and no others (vLLM gathers those hidden
+states before the LM head), so a prompt pays for the head once, not once per token. Attention
 costs 4 × layers × (query heads × head_dim) per earlier position the token attends to: 2 for the
 scores (q·k) and 2 for the weighted sum of values. Causal attention lets token t attend to t
 positions (itself and those before), so a prompt of N tokens pays the causal half,
@@ -15,14 +18,28 @@ from .models import Model
 from .units import COUNT, GFLOP, TFLOP, TOKENS, Result, grouped
 
 
-def multiplied_parameters(model: Model) -> Result:
-    """Parameters one token multiplies by: the active block matrices and the LM head."""
+PREFILL_FORMULA = ("operations = 2 × block parameters × N + 2 × head parameters "
+                   "+ 4 × layers × query heads × head_dim × N(N + 1) ÷ 2")
+
+
+def block_parameters(model: Model) -> int:
+    """Block-matrix parameters one token multiplies by: for a mixture of experts, only the experts
+    it is routed to."""
     count = count_parameters(model)
     experts_skipped = model.num_local_experts - model.num_experts_per_tok
     one_expert = (count.feed_forward_per_layer - model.hidden_size * model.num_local_experts
                   ) // model.num_local_experts if model.is_mixture_of_experts else 0
-    active_blocks = count.block_matrices - model.num_hidden_layers * experts_skipped * one_expert
-    head = model.vocab_size * model.hidden_size
+    return count.block_matrices - model.num_hidden_layers * experts_skipped * one_expert
+
+
+def head_parameters(model: Model) -> int:
+    return model.vocab_size * model.hidden_size
+
+
+def multiplied_parameters(model: Model) -> Result:
+    """Parameters a sampled token multiplies by: the active block matrices and the LM head."""
+    active_blocks = block_parameters(model)
+    head = head_parameters(model)
     value = active_blocks + head
     routed = (f"; the blocks count only the {model.num_experts_per_tok} of {model.num_local_experts} experts "
               f"each token is routed to" if model.is_mixture_of_experts else "")
@@ -59,16 +76,17 @@ def causal_positions(model: Model, prompt: int) -> int:
 
 
 def prefill_ops(model: Model, prompt: int) -> Result:
-    """One prompt of `prompt` tokens through the whole model: linear term + causal attention."""
-    linear = linear_ops_per_token(model).value * prompt
+    """One prompt of `prompt` tokens through the whole model: every position through the blocks,
+    the LM head for the last position only, and causal attention."""
+    blocks, head = block_parameters(model), head_parameters(model)
+    linear = 2 * blocks * prompt + 2 * head
     positions = causal_positions(model, prompt)
     per_position = attention_ops_per_position(model).value
     attention = per_position * positions
     value = linear + attention
-    params = multiplied_parameters(model).value
     return Result(
-        value, TFLOP, formula="2 × parameters × N + attention per position × causal positions",
-        worked=(f"2 × {grouped(params)} × {grouped(prompt)} + {grouped(per_position)} × "
+        value, TFLOP, formula="2 × block parameters × N + 2 × head + attention per position × causal positions",
+        worked=(f"2 × {grouped(blocks)} × {grouped(prompt)} + 2 × {grouped(head)} + {grouped(per_position)} × "
                 f"{grouped(positions)} = {TFLOP.show(linear)} + {TFLOP.show(attention)} = {TFLOP.show(value)}"),
     )
 
@@ -85,10 +103,10 @@ def decode_ops(model: Model, batch: int, tokens: int) -> Result:
 
 
 def attention_crossover(model: Model) -> Result:
-    """The prompt length at which causal attention's operations equal the linear term's:
-    per_position × N(N + 1) ÷ 2 = 2 × P × N, so N = 4P ÷ per_position − 1 (no window)."""
-    params = multiplied_parameters(model).value
+    """The prompt length at which causal attention's operations equal the blocks' matrix work:
+    per_position × N(N + 1) ÷ 2 = 2 × blocks × N, so N = 4 × blocks ÷ per_position − 1 (no window)."""
+    blocks = block_parameters(model)
     per_position = attention_ops_per_position(model).value
-    value = 4 * params / per_position - 1
-    return Result(value, TOKENS, formula="4 × parameters multiplied ÷ attention per position − 1",
-                  worked=f"4 × {grouped(params)} ÷ {grouped(per_position)} − 1 = {TOKENS.show(value)}")
+    value = 4 * blocks / per_position - 1
+    return Result(value, TOKENS, formula="4 × block parameters ÷ attention per position − 1",
+                  worked=f"4 × {grouped(blocks)} ÷ {grouped(per_position)} − 1 = {TOKENS.show(value)}")

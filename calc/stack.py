@@ -49,7 +49,7 @@ class Efficiency:
     them.
     """
 
-    mfu: float = 0.45
+    mfu: float = 0.40
     bandwidth_fraction: float = 0.60
 
 

@@ -12,10 +12,11 @@ from dataclasses import dataclass
 
 from . import operations
 from .cards import Card
+from .models import Model
 from .precision import FP8, Precision
 from .roofline import DecodeRead, decode_read, weights_read
 from .stack import Stack
-from .units import COUNT, FLOP_PER_BYTE, FRACTION, MS, PERCENT, SECONDS, TFLOPS, TOKENS_PER_S, Result, given, grouped
+from .units import COUNT, FLOP_PER_BYTE, FRACTION, MS, PERCENT, SECONDS, TFLOPS, TOKENS, TOKENS_PER_S, Result, given, grouped
 
 
 def peak_compute(card: Card, precision: Precision) -> Result:
@@ -82,6 +83,7 @@ class DecodeStep:
     ops: Result
     memory_time: Result
     compute_time: Result
+    read_model: Model
 
     @property
     def time(self) -> Result:
@@ -125,6 +127,7 @@ def decode_step(stack: Stack, batch: int, tokens: int) -> DecodeStep:
     return DecodeStep(
         read=read,
         ops=ops,
+        read_model=stack.model,
         memory_time=Result(memory_s, MS, formula="bytes read ÷ (bandwidth fraction × bandwidth)",
                            worked=f"{read.total.operand} ÷ {bandwidth.operand} = {MS.show(memory_s)}"),
         compute_time=Result(compute_s, MS, formula="step operations ÷ (MFU × dense peak)",
@@ -202,3 +205,90 @@ def implied_bandwidth_fraction(read: DecodeRead, seconds: float, card: Card) -> 
     value = read.total.value / (seconds * card.bandwidth.value)
     return Result(value, PERCENT, formula="bytes read ÷ (measured time × bandwidth)",
                   worked=f"{read.total.operand} ÷ ({MS.precise(seconds)} × {card.bandwidth}) = {PERCENT.show(value)}")
+
+
+STEP_BATCHES = (1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 1024)
+
+
+def step_against_batch(stack: Stack, tokens: int, admitted: int) -> dict:
+    """A decode step's reading and computing time, the step, and the throughput, against batch,
+    at one length; with the batch where computing overtakes reading (if any within the range) and
+    the batch the cache admits, as vertical markers. Curves and the rows of the chart's table."""
+    steps = [decode_step(stack, batch, tokens) for batch in STEP_BATCHES]
+    reading = [1000 * s.memory_time.value for s in steps]
+    computing = [1000 * s.compute_time.value for s in steps]
+    step = [1000 * s.time.value for s in steps]
+    throughput = [s.tokens_per_second.value for s in steps]
+    crossing = compute_bound_batch(stack, tokens)
+    top = max(step)
+    x = list(STEP_BATCHES)
+    cross_x = [crossing.batch.value] * 2 if crossing.happens and crossing.batch.value <= STEP_BATCHES[-1] else []
+    curves = [
+        {"name": "reading: bytes ÷ achieved bandwidth", "x": x, "y": reading},
+        {"name": "computing: operations ÷ achieved compute", "x": x, "y": computing},
+        {"name": "decode step (the longer of the two)", "x": x, "y": step},
+        {"name": "tokens per second, whole batch", "x": x, "y": throughput},
+        {"name": "turns compute-bound", "x": cross_x, "y": [0, top] if cross_x else []},
+        {"name": "the cache is full", "x": [admitted, admitted] if 0 < admitted <= STEP_BATCHES[-1] else [],
+         "y": [0, top] if 0 < admitted <= STEP_BATCHES[-1] else []},
+    ]
+    rows = [[grouped(b), f"{reading[i]:.1f}", f"{computing[i]:.2f}", f"{step[i]:.1f}", grouped(throughput[i])]
+            for i, b in enumerate(STEP_BATCHES)]
+    return {"curves": curves, "rows": rows}
+
+
+@dataclass(frozen=True)
+class ChunkedPrefill:
+    """A prompt prefilled in chunks that ride along with a running batch's decode steps."""
+
+    prompt: int
+    chunk: int
+    decode: DecodeStep
+    chunk_ops: Result
+    rate: Result
+
+    @property
+    def mixed_step(self) -> Result:
+        """A step that reads the batch's bytes once and does the batch's and the chunk's operations."""
+        compute = (self.decode.ops.value + self.chunk_ops.value) / self.rate.value
+        longer = max(self.decode.memory_time.value, compute)
+        return Result(longer, MS, formula="max(reading time, (decode ops + chunk ops) ÷ achieved compute)",
+                      worked=(f"max({self.decode.memory_time.operand}, ({self.decode.ops.operand} + "
+                              f"{self.chunk_ops.operand}) ÷ {self.rate.operand}) = {MS.show(longer)}"))
+
+    @property
+    def free_tokens(self) -> Result:
+        """Prompt tokens a memory-bound step can take on before computing outlasts reading."""
+        spare = self.decode.memory_time.value - self.decode.compute_time.value
+        per_token = 2 * operations.block_parameters(self.decode.read_model)
+        if spare <= 0:
+            return Result(0, TOKENS, formula="none: the step already computes longer than it reads",
+                          worked=(f"computing ({self.decode.compute_time}) already outlasts reading "
+                                  f"({self.decode.memory_time}): every prompt token lengthens the step"))
+        value = spare * self.rate.value / per_token
+        return Result(value, TOKENS, formula="(reading time − computing time) × achieved compute ÷ (2 × block parameters)",
+                      worked=(f"({self.decode.memory_time.operand} − {self.decode.compute_time.operand}) × "
+                              f"{self.rate.operand} ÷ (2 × {grouped(per_token // 2)}) = {TOKENS.show(value)}"))
+
+    @property
+    def steps(self) -> Result:
+        value = -(-self.prompt // self.chunk)
+        return Result(value, COUNT, formula="⌈prompt ÷ chunk⌉",
+                      worked=f"⌈{grouped(self.prompt)} ÷ {grouped(self.chunk)}⌉ = {grouped(value)}")
+
+    @property
+    def ttft(self) -> Result:
+        """The prompt's first token waits for every chunk's step."""
+        value = self.steps.value * self.mixed_step.value
+        return Result(value, MS, formula="chunks × mixed step",
+                      worked=f"{grouped(self.steps.value)} × {MS.precise(self.mixed_step.value)} = {MS.show(value)}")
+
+
+def chunked_prefill(stack: Stack, prompt: int, chunk: int, batch: int, tokens: int) -> ChunkedPrefill:
+    return ChunkedPrefill(
+        prompt=prompt,
+        chunk=chunk,
+        decode=decode_step(stack, batch, tokens),
+        chunk_ops=operations.prefill_ops(stack.model, min(chunk, prompt)),
+        rate=achieved(peak_compute(stack.card, stack.weight_precision), stack.efficiency.mfu, "MFU"),
+    )

@@ -4,7 +4,9 @@ from __future__ import annotations
 from typing import Any, Callable, Mapping
 
 from calc.calculators import cache_share as cache_share_data
+from calc.calculators import step_vs_batch as step_vs_batch_data
 from calc.roofline import CURVE_BATCHES
+from calc.timing import STEP_BATCHES
 
 PALETTE = ["#0f766e", "#b45309", "#7c3aed"]
 
@@ -40,8 +42,45 @@ def cache_share(namespace: Mapping[str, Any]) -> dict[str, Any]:
     }
 
 
+FONT = {"family": "system-ui, -apple-system, 'Segoe UI', sans-serif", "size": 14, "color": "#1c1917"}
+STEP_STYLES = [
+    {"line": {"color": "#0f766e", "width": 2, "dash": "dot"}, "mode": "lines"},
+    {"line": {"color": "#b45309", "width": 2, "dash": "dot"}, "mode": "lines"},
+    {"line": {"color": "#1c1917", "width": 4}, "mode": "lines+markers", "marker": {"size": 7}},
+    {"line": {"color": "#7c3aed", "width": 3}, "mode": "lines+markers", "marker": {"size": 6}, "yaxis": "y2"},
+    {"line": {"color": "#b91c1c", "width": 2, "dash": "dash"}, "mode": "lines"},
+    {"line": {"color": "#57534e", "width": 2, "dash": "dashdot"}, "mode": "lines"},
+]
+
+
+def step_vs_batch(namespace: Mapping[str, Any]) -> dict[str, Any]:
+    """A decode step's time (reading against computing) and the batch's throughput, against batch."""
+    data = step_vs_batch_data(namespace)
+    series = [{**curve, **style, "type": "scatter",
+               "hovertemplate": "batch %{x}: %{y:.2f}<extra>%{fullData.name}</extra>"}
+              for curve, style in zip(data["curves"], STEP_STYLES, strict=True)]
+    return {
+        "data": series,
+        "layout": {
+            "xaxis": {"title": {"text": "sequences decoding together (batch)"}, "type": "log",
+                      "tickvals": list(STEP_BATCHES), "ticktext": [str(b) for b in STEP_BATCHES], "gridcolor": "#e7e5e4"},
+            "yaxis": {"title": {"text": "milliseconds per decode step"}, "rangemode": "tozero", "gridcolor": "#e7e5e4"},
+            "yaxis2": {"title": {"text": "tokens per second (purple)"}, "overlaying": "y", "side": "right",
+                       "rangemode": "tozero", "showgrid": False},
+            "legend": {"orientation": "h", "y": -0.25, "x": 0},
+            "margin": {"l": 64, "r": 64, "t": 16, "b": 120},
+            "font": FONT,
+            "paper_bgcolor": "rgba(0,0,0,0)",
+            "plot_bgcolor": "rgba(0,0,0,0)",
+            "height": 460,
+        },
+        "table": {"columns": ["batch", "reading (ms)", "computing (ms)", "step (ms)", "tokens/s"], "rows": data["rows"]},
+    }
+
+
 CHARTS: dict[str, Callable[[Mapping[str, Any]], dict[str, Any]]] = {
     "cache-share": cache_share,
+    "step-vs-batch": step_vs_batch,
 }
 
 

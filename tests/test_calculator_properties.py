@@ -93,7 +93,9 @@ def assert_well_formed(answer: dict, calculator) -> None:
     assert all(0 <= width <= 100 for width in answer.get("bars", []))
     for chart in answer["curves"].values():
         for curve in chart["curves"]:
-            assert all(math.isfinite(y) and 0 <= y <= 100 for y in curve["y"])
+            assert all(math.isfinite(y) and y >= 0 for y in curve["x"] + curve["y"])
+    for curve in answer["curves"].get("cache-share", {"curves": []})["curves"]:
+        assert all(y <= 100 for y in curve["y"])
     assert len(answer["refs"]["model.name"][0]) <= 100
     assert len(answer["notes"]["config"]) <= LONGEST_MESSAGE
 

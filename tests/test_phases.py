@@ -1,0 +1,172 @@
+"""Document 05: the time model on the reference stack, derived independently here, and the
+phases calculator in Chromium over file:// against CPython."""
+from __future__ import annotations
+
+import pytest
+from playwright.sync_api import expect
+
+from calc import operations, timing
+from calc.calculators import PHASES
+from calc.facts import facts
+from calc.models import LLAMA_3_1_8B
+from calc.stack import REFERENCE
+from conftest import Watched
+
+BLOCKS = 32 * (4096 * 4096 * 2 + 2 * 4096 * 1024 + 3 * 4096 * 14336)  # q, o; k, v; gate, up, down
+HEAD = 128_256 * 4_096
+PER_POSITION = 4 * 32 * 32 * 128
+PEAK = 989.4e12
+BANDWIDTH = 3.35e12
+PER_TOKEN = 2 * 32 * 8 * 128 * 2
+WEIGHTS_READ = 2 * (8_030_261_248 - HEAD)  # every matrix but the gathered embedding table
+
+
+def test_prefill_counts_what_each_position_multiplies():
+    assert BLOCKS == operations.block_parameters(LLAMA_3_1_8B) == 6_979_321_856
+    ops = 2 * BLOCKS * 2_000 + 2 * HEAD + PER_POSITION * 2_000 * 2_001 // 2
+    assert operations.prefill_ops(LLAMA_3_1_8B, 2_000).value == ops
+    assert timing.prefill_time(REFERENCE, 2_000).value == pytest.approx(ops / (0.40 * PEAK))
+    assert str(timing.prefill_time(REFERENCE, 2_000)) == "73.2 ms"
+
+
+def test_attention_meets_the_matrices_past_fifty_thousand_tokens():
+    crossover = 4 * BLOCKS / PER_POSITION - 1
+    assert operations.attention_crossover(LLAMA_3_1_8B).value == pytest.approx(crossover)
+    assert round(crossover) == 53_247
+    n = round(crossover)
+    assert PER_POSITION * n * (n + 1) / 2 == pytest.approx(2 * BLOCKS * n, rel=1e-4)
+
+
+def test_a_decode_step_reads_its_bytes_at_the_achieved_bandwidth():
+    step = timing.decode_step(REFERENCE, 1, 2_150)
+    assert step.read.total.value == WEIGHTS_READ + 2_150 * PER_TOKEN
+    assert step.memory_time.value == pytest.approx((WEIGHTS_READ + 2_150 * PER_TOKEN) / (0.60 * BANDWIDTH))
+    assert step.bound == "memory bandwidth"
+    assert str(step.time) == "7.6 ms"
+
+
+def test_the_ridge_and_where_decode_crosses_it():
+    assert timing.ridge_point(REFERENCE.card, REFERENCE.weight_precision).value == pytest.approx(PEAK / BANDWIDTH)
+    assert round(PEAK / BANDWIDTH) == 295
+    ridge = 0.40 * PEAK / (0.60 * BANDWIDTH)
+    limit = (2 * (BLOCKS + HEAD) + PER_POSITION * 8_192) / (8_192 * PER_TOKEN)
+    crossing = timing.compute_bound_batch(REFERENCE, 8_192)
+    assert crossing.limit.value == pytest.approx(limit) and limit < ridge and not crossing.happens
+    short = timing.compute_bound_batch(REFERENCE, 128)
+    ops, cache = 2 * (BLOCKS + HEAD) + PER_POSITION * 128, 128 * PER_TOKEN
+    assert short.batch.value == pytest.approx(ridge * WEIGHTS_READ / (ops - ridge * cache))
+
+
+def test_chunked_prefill_rides_in_the_slack_of_a_busy_step():
+    chunked = facts()["workload"]["chunked"]
+    decode = chunked.decode
+    slack = decode.memory_time.value - decode.compute_time.value
+    assert chunked.free_tokens.value == pytest.approx(slack * 0.40 * PEAK / (2 * BLOCKS))
+    assert chunked.mixed_step.value == pytest.approx(decode.memory_time.value), "a 512-token chunk fits the slack"
+    assert chunked.steps.value == 4
+    assert chunked.ttft.value == pytest.approx(4 * decode.memory_time.value)
+
+
+def test_the_defaults_sit_beside_the_measurements():
+    measured = facts()["measured"]
+    assert 0.38 <= measured["prefill_steps"].implied.value <= 0.44
+    assert abs(measured["bandwidth_fraction"].value - REFERENCE.efficiency.bandwidth_fraction) < 0.03
+    assert measured["step_1"].implied.value == pytest.approx(
+        (WEIGHTS_READ + 615 * PER_TOKEN) / (0.00705 * BANDWIDTH))
+
+
+DOC = "05-phases.html"
+CALC = "[data-calculator=phases]"
+
+
+@pytest.fixture(scope="module")
+def phases_page(browser, tmp_path_factory):
+    import build
+    from conftest import ROOT
+    site = tmp_path_factory.mktemp("phases-site") / "site"
+    build.build(ROOT / "content", site, only="05")
+    context = browser.new_context(viewport={"width": 1200, "height": 900})
+    watched = Watched(context, site)
+    watched.page.goto(watched.url_of(DOC))
+    watched.page.evaluate("() => window.runbookCalculator.start()")
+    yield watched
+    assert watched.network() == []
+    assert watched.problems == []
+    context.close()
+
+
+def settle(page) -> str:
+    expect(page.locator(CALC)).not_to_have_attribute("data-state", "computing", timeout=60_000)
+    return page.get_attribute(CALC, "data-state")
+
+
+def set_inputs(page, **values) -> str:
+    for name, value in values.items():
+        field = page.locator(f"{CALC} [name={name}]")
+        if field.evaluate("node => node.tagName") == "SELECT":
+            field.select_option(value)
+        else:
+            field.fill(value)
+    return settle(page)
+
+
+def live(page) -> dict[str, str]:
+    return page.eval_on_selector_all("[data-live~=phases] [data-ref]",
+                                     "nodes => Object.fromEntries(nodes.map(n => [n.dataset.ref, n.textContent]))")
+
+
+def expected(values: dict) -> dict[str, str]:
+    paths = list(live_paths)
+    answer = PHASES.run({**PHASES.defaults, **values}, None, paths)
+    return {path: text for path, (text, _) in answer["refs"].items()}
+
+
+live_paths: list[str] = []
+
+
+@pytest.mark.parametrize("values", [
+    {},
+    {"card": "h200-sxm", "prompt": "8000", "output": "1000"},
+    {"model": "llama-3.1-70b", "card": "b200", "weights": "fp8", "batch": "32"},
+    {"card": "a100-80", "weights": "int4", "kv": "fp8", "prompt": "128", "batch": "512"},
+    {"mfu": "55", "bandwidth": "75", "batch": "1"},
+    {"measured_prefill": "100", "measured_step": "9.5", "batch": "16"},
+])
+def test_the_phases_calculator_agrees_with_cpython(phases_page, values):
+    page = phases_page.page
+    live_paths[:] = sorted(live(page))
+    for name, value in {**PHASES.defaults, **values}.items():
+        page.locator(f"{CALC} [name={name}]").evaluate(
+            "(node, value) => { node.value = value; }", value)
+    page.evaluate("() => window.runbookCalculator.recompute('phases')")
+    assert settle(page) == "computed"
+    assert live(page) == expected(values)
+
+
+def test_calibration_sets_the_prefill_it_was_given(phases_page):
+    page = phases_page.page
+    for name, value in PHASES.defaults.items():
+        page.locator(f"{CALC} [name={name}]").evaluate("(node, value) => { node.value = value; }", value)
+    assert set_inputs(page, measured_prefill="100") == "computed"
+    assert page.locator(f"{CALC} ~ .live [data-ref='workload.prefill']").first.text_content() == "100.0 ms"
+
+
+@pytest.mark.parametrize("field, value, says", [
+    ("prompt", "", "Prompt is empty"),
+    ("prompt", "-5", "Prompt must be between"),
+    ("batch", "0", "Batch must be between"),
+    ("mfu", "150", "MFU must be between"),
+    ("bandwidth", "6,5", "write decimals with a point"),
+    ("measured_prefill", "0.001", "no card beats its datasheet"),
+    ("measured_step", "0.01", "no step reads faster than the memory can"),
+])
+def test_bad_inputs_are_named_inline(phases_page, field, value, says):
+    page = phases_page.page
+    for name, default in PHASES.defaults.items():
+        page.locator(f"{CALC} [name={name}]").evaluate("(node, value) => { node.value = value; }", default)
+    before = live(page)
+    assert set_inputs(page, **{field: value}) == "invalid"
+    message = page.text_content(f"{CALC} [data-error-for={field}]")
+    assert says in message
+    assert message == PHASES.run({**PHASES.defaults, field: value})["errors"][field]
+    assert live(page) == before
