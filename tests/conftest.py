@@ -82,3 +82,47 @@ def watched(browser, site):
     context = browser.new_context(viewport={"width": 1200, "height": 900})
     yield Watched(context, site)
     context.close()
+
+
+def booted_page(browser, tmp_path_factory, number: str, name: str):
+    """A site with one document, opened in a watched page whose Python has started: a generator
+    for module-scoped fixtures, which checks at the end that nothing left the machine."""
+    site = tmp_path_factory.mktemp(f"site-{number}") / "site"
+    outputs = build.build(ROOT / "content", site, only=number)
+    context = browser.new_context(viewport={"width": 1200, "height": 900})
+    watched = Watched(context, site)
+    watched.page.goto(watched.url_of(next(iter(outputs))))
+    watched.page.evaluate("() => window.runbookCalculator.start()")
+    yield watched
+    assert watched.network() == []
+    assert watched.problems == []
+    context.close()
+
+
+class Calculator:
+    """One calculator on a page, driven as a reader would."""
+
+    def __init__(self, name: str):
+        self.name = name
+        self.selector = f"[data-calculator={name}]"
+
+    def settle(self, page) -> str:
+        """Wait for the computation the last input started, and say how it ended."""
+        from playwright.sync_api import expect
+        expect(page.locator(self.selector)).not_to_have_attribute("data-state", "computing", timeout=60_000)
+        return page.get_attribute(self.selector, "data-state")
+
+    def set(self, page, **values) -> str:
+        for field_name, value in values.items():
+            field = page.locator(f"{self.selector} [name={field_name}]")
+            if field.evaluate("node => node.tagName") == "SELECT":
+                field.select_option(value)
+            else:
+                field.fill(value)
+        return self.settle(page)
+
+    def live(self, page) -> dict[str, str]:
+        """Every figure that follows this calculator, by reference."""
+        return page.eval_on_selector_all(
+            f"[data-live~={self.name}] [data-ref]",
+            "nodes => Object.fromEntries(nodes.map(n => [n.dataset.ref, n.textContent]))")

@@ -11,47 +11,31 @@ from calc.calculators import CAPACITY
 from calc.models import LLAMA_3_1_70B_CONFIG
 
 DEFAULTS = CAPACITY.defaults
-from conftest import Watched
+from conftest import Calculator, booted_page
 
 DOC = "06-kv-cache.html"
-CALC = "[data-calculator]"
+CALC = "[data-calculator=capacity]"
 LADDER_PATHS = ["ladder.capacity", "ladder.pool", "ladder.weights", "ladder.activations", "ladder.kv_budget",
                 "ladder.token_capacity", "ladder.tokens_per_user",
                 "ladder.per_token", "ladder.per_user", "ladder.users_worst", "ladder.users_paged", "ladder.binds"]
 LEVER_PATHS = ["levers.multi_head.users", "levers.gqa.users", "levers.fp8_cache.users", "levers.paging.users"]
 
 
+CAPACITY_PAGE = Calculator("capacity")
+
+
 @pytest.fixture(scope="module")
 def calc_page(browser, tmp_path_factory):
     """One page whose calculator has booted, shared by the tests below (booting takes seconds)."""
-    import build
-    from conftest import ROOT
-    site = tmp_path_factory.mktemp("calc-site") / "site"
-    build.build(ROOT / "content", site, only="06")
-    context = browser.new_context(viewport={"width": 1200, "height": 900})
-    watched = Watched(context, site)
-    watched.page.goto(watched.url_of(DOC))
-    watched.page.evaluate("() => window.runbookCalculator.start()")
-    yield watched
-    assert watched.network() == []
-    assert watched.problems == []
-    context.close()
+    yield from booted_page(browser, tmp_path_factory, "06", DOC)
 
 
 def settle(page) -> str:
-    """Wait for the calculator to finish the computation the last input started."""
-    expect(page.locator(CALC)).not_to_have_attribute("data-state", "computing", timeout=60_000)
-    return page.get_attribute(CALC, "data-state")
+    return CAPACITY_PAGE.settle(page)
 
 
 def set_inputs(page, **values) -> str:
-    for name, value in values.items():
-        field = page.locator(f"{CALC} [name={name}]")
-        if field.evaluate("node => node.tagName") == "SELECT":
-            field.select_option(value)
-        else:
-            field.fill(value)
-    return settle(page)
+    return CAPACITY_PAGE.set(page, **values)
 
 
 def reset(page) -> None:

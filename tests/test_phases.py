@@ -3,14 +3,13 @@ phases calculator in Chromium over file:// against CPython."""
 from __future__ import annotations
 
 import pytest
-from playwright.sync_api import expect
 
 from calc import operations, timing
 from calc.calculators import PHASES
 from calc.facts import facts
 from calc.models import LLAMA_3_1_8B
 from calc.stack import REFERENCE
-from conftest import Watched
+from conftest import Calculator, booted_page
 
 BLOCKS = 32 * (4096 * 4096 * 2 + 2 * 4096 * 1024 + 3 * 4096 * 14336)  # q, o; k, v; gate, up, down
 HEAD = 128_256 * 4_096
@@ -79,40 +78,15 @@ DOC = "05-phases.html"
 CALC = "[data-calculator=phases]"
 
 
+PHASES_PAGE = Calculator("phases")
+
+
 @pytest.fixture(scope="module")
 def phases_page(browser, tmp_path_factory):
-    import build
-    from conftest import ROOT
-    site = tmp_path_factory.mktemp("phases-site") / "site"
-    build.build(ROOT / "content", site, only="05")
-    context = browser.new_context(viewport={"width": 1200, "height": 900})
-    watched = Watched(context, site)
-    watched.page.goto(watched.url_of(DOC))
-    watched.page.evaluate("() => window.runbookCalculator.start()")
-    yield watched
-    assert watched.network() == []
-    assert watched.problems == []
-    context.close()
+    yield from booted_page(browser, tmp_path_factory, "05", DOC)
 
 
-def settle(page) -> str:
-    expect(page.locator(CALC)).not_to_have_attribute("data-state", "computing", timeout=60_000)
-    return page.get_attribute(CALC, "data-state")
-
-
-def set_inputs(page, **values) -> str:
-    for name, value in values.items():
-        field = page.locator(f"{CALC} [name={name}]")
-        if field.evaluate("node => node.tagName") == "SELECT":
-            field.select_option(value)
-        else:
-            field.fill(value)
-    return settle(page)
-
-
-def live(page) -> dict[str, str]:
-    return page.eval_on_selector_all("[data-live~=phases] [data-ref]",
-                                     "nodes => Object.fromEntries(nodes.map(n => [n.dataset.ref, n.textContent]))")
+settle, set_inputs, live = PHASES_PAGE.settle, PHASES_PAGE.set, PHASES_PAGE.live
 
 
 def expected(values: dict) -> dict[str, str]:
