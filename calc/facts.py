@@ -14,7 +14,7 @@ from .anatomy import count_parameters
 from .models import CATALOGUE, Model
 from .precision import BF16, FP8, INT4, weight_bytes
 from .stack import REFERENCE, Stack
-from .units import (COUNT, GB_MOVED, MS_WHOLE, PERCENT, RATIO, SECONDS, TFLOP, TOKENS, TOKENS_PER_S, Result, given,
+from .units import (COUNT, GB_MOVED, MS, MS_WHOLE, PERCENT, RATIO, SECONDS, TFLOP, TOKENS, TOKENS_PER_S, Result, given,
                     grouped)
 
 SHORT_CHAT = 500
@@ -142,6 +142,9 @@ def times(stack: Stack, ladder: kvcache.Ladder) -> dict[str, object]:
         "busy": busy,
         "request": timing.request_time(stack, traffic.prompt_p50, traffic.output_p50, 1),
         "naive": naive_claims(stack),
+        "matmul_crossing": timing.matmul_crossing(stack),
+        "prefill_floor": timing.prefill_floor_tokens(stack),
+        "attention_intensity": timing.attention_intensity(stack),
         "crossing": Crossings(
             short=timing.compute_bound_batch(stack, SHORT_SEQUENCE),
             typical=timing.compute_bound_batch(stack, traffic.prompt_p50),
@@ -174,7 +177,25 @@ def workload(stack: Stack, ladder: kvcache.Ladder) -> dict[str, object]:
         "request": timing.request_time(stack, chosen.prompt, chosen.output, batch),
         "crossing": timing.compute_bound_batch(stack, context),
         "effective_ridge": timing.effective_ridge(stack),
+        "load": traffic_load(stack, timing.prefill_time(stack, chosen.prompt), step),
         "chunked": timing.chunked_prefill(stack, chosen.prompt, CHUNK, batch, context),
+    }
+
+
+def traffic_load(stack: Stack, prefill: Result, step: timing.DecodeStep) -> dict[str, Result]:
+    """Card-seconds per second the stack's request rate asks of each phase: a first look at the
+    GPU count document 14 plans properly."""
+    rate = stack.traffic.requests_per_s
+    tokens = stack.workload.output - 1
+    prefill_cards = rate * prefill.value
+    decode_cards = rate * tokens / step.tokens_per_second.value
+    return {
+        "rate": given(rate, COUNT, "requests per second at peak"),
+        "prefill_cards": Result(prefill_cards, RATIO, formula="requests per second × prefill time",
+                                worked=f"{grouped(rate)} × {MS.precise(prefill.value)} = {RATIO.show(prefill_cards)}"),
+        "decode_cards": Result(decode_cards, RATIO, formula="requests per second × decode tokens ÷ tokens per second of a full card",
+                               worked=(f"{grouped(rate)} × {grouped(tokens)} ÷ {TOKENS_PER_S.precise(step.tokens_per_second.value)} = "
+                                       f"{RATIO.show(decode_cards)}")),
     }
 
 

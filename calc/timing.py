@@ -8,15 +8,16 @@ named inputs (`Efficiency`), with the measurements they stand for in calc.measur
 """
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 
-from . import operations
+from . import kvcache, operations
 from .cards import Card
 from .models import Model
 from .precision import FP8, Precision
 from .roofline import DecodeRead, decode_read, weights_read
 from .stack import Stack
-from .units import COUNT, FLOP_PER_BYTE, FRACTION, MS, PERCENT, SECONDS, TFLOPS, TOKENS, TOKENS_PER_S, Result, given, grouped
+from .units import COUNT, FLOP_PER_BYTE, FRACTION, GFLOP, MS, PERCENT, SECONDS, TFLOPS, TOKENS, TOKENS_PER_S, Result, given, grouped
 
 
 def peak_compute(card: Card, precision: Precision) -> Result:
@@ -29,6 +30,17 @@ def peak_compute(card: Card, precision: Precision) -> Result:
     why = "no fp8 tensor cores, so fp8 weights multiply in bf16" if precision == FP8 else f"{precision.name} weights multiply in bf16"
     return Result(card.bf16_dense.value, TFLOPS, formula="dense bf16 tensor peak (datasheet)",
                   worked=f"{why}: {card.bf16_dense}" if precision.quantised else f"{card.bf16_dense}")
+
+
+def difference(first: float, second: float, unit) -> str:
+    """first − second = result, with the operands shown to enough places that a small difference of
+    large numbers can still be redone by hand."""
+    result = first - second
+    scaled = abs(result / unit.scale)
+    places = unit.decimals
+    if scaled:
+        places = max(places, min(12, math.ceil(-math.log10(scaled * 1e-4))))
+    return f"{unit.show(first, places)} − {unit.show(second, places)} = {unit.show(result)}"
 
 
 def achieved(peak: Result, fraction: float, what: str) -> Result:
@@ -55,12 +67,29 @@ def effective_ridge(stack: Stack) -> Result:
 
 
 def prefill_time(stack: Stack, prompt: int) -> Result:
-    """A prompt's operations at the achieved compute rate: compute-bound, as prefill is."""
+    """A prompt's operations at the achieved compute rate, or, for a prompt too short to keep the
+    card busy, the time to read the weights once, whichever is longer."""
     ops = operations.prefill_ops(stack.model, prompt)
     rate = achieved(peak_compute(stack.card, stack.weight_precision), stack.efficiency.mfu, "MFU")
-    seconds = ops.value / rate.value
-    return Result(seconds, MS, formula="prefill operations ÷ (MFU × dense peak)",
-                  worked=f"{ops.operand} ÷ {rate.operand} = {MS.show(seconds)}")
+    bandwidth = achieved(stack.card.bandwidth, stack.efficiency.bandwidth_fraction, "bandwidth fraction")
+    weights = weights_read(stack.model, stack.weight_precision)
+    computing, reading = ops.value / rate.value, weights.value / bandwidth.value
+    value = max(computing, reading)
+    return Result(value, MS, formula="max(prefill operations ÷ achieved compute, weights ÷ achieved bandwidth)",
+                  worked=(f"max({ops.operand} ÷ {rate.operand}, {weights.operand} ÷ {bandwidth.operand}) = "
+                          f"{MS.show(value)}"))
+
+
+def prefill_floor_tokens(stack: Stack) -> Result:
+    """The prompt length below which prefill waits on reading the weights rather than on arithmetic."""
+    rate = achieved(peak_compute(stack.card, stack.weight_precision), stack.efficiency.mfu, "MFU")
+    bandwidth = achieved(stack.card.bandwidth, stack.efficiency.bandwidth_fraction, "bandwidth fraction")
+    reading = weights_read(stack.model, stack.weight_precision).value / bandwidth.value
+    per_token = 2 * operations.block_parameters(stack.model)
+    value = reading * rate.value / per_token
+    return Result(value, TOKENS, formula="weights' reading time × achieved compute ÷ (2 × block parameters)",
+                  worked=(f"{MS.precise(reading, 6)} × {rate.operand} ÷ (2 × {grouped(per_token // 2)}) = "
+                          f"{TOKENS.show(value)}"))
 
 
 def prefill_intensity(stack: Stack, prompt: int) -> Result:
@@ -76,24 +105,95 @@ def prefill_intensity(stack: Stack, prompt: int) -> Result:
 
 
 @dataclass(frozen=True)
-class DecodeStep:
-    """One decode step: what it reads, what it computes, and which of the two sets its time."""
+class Kernels:
+    """One group of a step's kernels: the bytes it reads, the operations it does, and the longer of
+    the two times, since a kernel overlaps its own reading and computing but not another's."""
 
-    read: DecodeRead
+    name: str
+    bytes: Result
     ops: Result
-    memory_time: Result
-    compute_time: Result
-    read_model: Model
+    reading: Result
+    computing: Result
 
     @property
     def time(self) -> Result:
-        longer = max(self.memory_time, self.compute_time, key=lambda r: r.value)
-        return Result(longer.value, MS, formula="the longer of reading and computing",
-                      worked=f"max({self.memory_time}, {self.compute_time}) = {MS.show(longer.value)}")
+        longer = max(self.reading.value, self.computing.value)
+        return Result(longer, MS, formula="the longer of reading and computing",
+                      worked=f"max({self.reading.operand}, {self.computing.operand}) = {MS.show(longer)}")
 
     @property
     def bound(self) -> str:
-        return "memory bandwidth" if self.memory_time.value >= self.compute_time.value else "compute"
+        return "reading" if self.reading.value >= self.computing.value else "computing"
+
+    @property
+    def intensity(self) -> Result:
+        value = self.ops.value / self.bytes.value if self.bytes.value else 0.0
+        return Result(value, FLOP_PER_BYTE, formula="operations ÷ bytes read",
+                      worked=f"{self.ops.operand} ÷ {self.bytes.operand} = {FLOP_PER_BYTE.show(value)}")
+
+
+def kernels(name: str, read_bytes: Result, ops: Result, bandwidth: Result, compute: Result) -> Kernels:
+    reading, computing = read_bytes.value / bandwidth.value, ops.value / compute.value
+    return Kernels(
+        name, read_bytes, ops,
+        reading=Result(reading, MS, formula="bytes ÷ achieved bandwidth",
+                       worked=f"{read_bytes.operand} ÷ {bandwidth.operand} = {MS.show(reading)}"),
+        computing=Result(computing, MS, formula="operations ÷ achieved compute",
+                         worked=f"{ops.operand} ÷ {compute.operand} = {MS.show(computing)}"),
+    )
+
+
+@dataclass(frozen=True)
+class DecodeStep:
+    """One decode step as two groups of kernels run one after the other: the matrix multiplies,
+    which read every weight once for the whole batch, and attention, which reads every sequence's
+    cache. Each takes the longer of its reading and computing; the step takes their sum."""
+
+    read: DecodeRead
+    matmuls: Kernels
+    attention: Kernels
+    read_model: Model
+    bandwidth: Result
+    compute: Result
+
+    @property
+    def ops(self) -> Result:
+        value = self.matmuls.ops.value + self.attention.ops.value
+        return Result(value, GFLOP, formula="matrix multiplies + attention",
+                      worked=f"{self.matmuls.ops.operand} + {self.attention.ops.operand} = {GFLOP.show(value)}")
+
+    @property
+    def memory_time(self) -> Result:
+        """Every byte the step reads, at the achieved bandwidth: the step's floor."""
+        value = self.read.total.value / self.bandwidth.value
+        return Result(value, MS, formula="bytes read ÷ achieved bandwidth",
+                      worked=f"{self.read.total.operand} ÷ {self.bandwidth.operand} = {MS.show(value)}")
+
+    @property
+    def compute_time(self) -> Result:
+        value = self.ops.value / self.compute.value
+        return Result(value, MS, formula="step operations ÷ achieved compute",
+                      worked=f"{self.ops.operand} ÷ {self.compute.operand} = {MS.show(value)}")
+
+    @property
+    def time(self) -> Result:
+        value = self.matmuls.time.value + self.attention.time.value
+        return Result(value, MS, formula="matrix multiplies + attention, each the longer of reading and computing",
+                      worked=(f"max({self.matmuls.reading.operand}, {self.matmuls.computing.operand}) + "
+                              f"max({self.attention.reading.operand}, {self.attention.computing.operand}) = "
+                              f"{MS.show(value)}"))
+
+    @property
+    def bound(self) -> str:
+        if self.matmuls.bound == "reading":
+            return "memory bandwidth"
+        return "compute in the matrix multiplies, bandwidth in attention"
+
+    @property
+    def cache_share_of_time(self) -> Result:
+        value = self.attention.time.value / self.time.value
+        return Result(value, PERCENT, formula="attention's time ÷ the step's",
+                      worked=f"{self.attention.time.operand} ÷ {self.time.operand} = {PERCENT.show(value)}")
 
     @property
     def intensity(self) -> Result:
@@ -119,20 +219,48 @@ def decode_step(stack: Stack, batch: int, tokens: int) -> DecodeStep:
     """`batch` sequences each holding `tokens` tokens (a window caps what is read and attended)."""
     held = stack.model.tokens_cached(tokens)
     read = decode_read(stack.model, stack.weight_precision, stack.kv_precision, batch, held)
-    ops = operations.decode_ops(stack.model, batch, tokens)
     bandwidth = achieved(stack.card.bandwidth, stack.efficiency.bandwidth_fraction, "bandwidth fraction")
     compute = achieved(peak_compute(stack.card, stack.weight_precision), stack.efficiency.mfu, "MFU")
-    memory_s = read.total.value / bandwidth.value
-    compute_s = ops.value / compute.value
+    linear = batch * operations.linear_ops_per_token(stack.model).value
+    attention = batch * operations.attention_ops_per_position(stack.model).value * held
     return DecodeStep(
         read=read,
-        ops=ops,
+        matmuls=kernels("matrix multiplies", read.weights,
+                        Result(linear, GFLOP, formula="batch × 2 × parameters multiplied",
+                               worked=f"{grouped(batch)} × 2 × {grouped(operations.multiplied_parameters(stack.model).value)}"
+                                      f" = {GFLOP.show(linear)}"),
+                        bandwidth, compute),
+        attention=kernels("attention", read.cache,
+                          Result(attention, GFLOP, formula="batch × attention per position × tokens held",
+                                 worked=(f"{grouped(batch)} × {grouped(operations.attention_ops_per_position(stack.model).value)}"
+                                         f" × {grouped(held)} = {GFLOP.show(attention)}")),
+                          bandwidth, compute),
         read_model=stack.model,
-        memory_time=Result(memory_s, MS, formula="bytes read ÷ (bandwidth fraction × bandwidth)",
-                           worked=f"{read.total.operand} ÷ {bandwidth.operand} = {MS.show(memory_s)}"),
-        compute_time=Result(compute_s, MS, formula="step operations ÷ (MFU × dense peak)",
-                            worked=f"{ops.operand} ÷ {compute.operand} = {MS.show(compute_s)}"),
+        bandwidth=bandwidth,
+        compute=compute,
     )
+
+
+def matmul_crossing(stack: Stack) -> Result:
+    """The batch at which the matrix multiplies take as long to compute as to read their weights:
+    ridge × weight bytes read ÷ (2 × parameters multiplied per token). It does not depend on length."""
+    ridge = effective_ridge(stack)
+    weights = weights_read(stack.model, stack.weight_precision).value
+    per_token = operations.linear_ops_per_token(stack.model).value
+    value = ridge.value * weights / per_token
+    return Result(value, COUNT, formula="achieved ridge × weight bytes read ÷ operations per token",
+                  worked=(f"{FLOP_PER_BYTE.precise(ridge.value, 6)} × {grouped(weights)} B ÷ {grouped(per_token)} FLOP = "
+                          f"{grouped(value)}"))
+
+
+def attention_intensity(stack: Stack) -> Result:
+    """Attention's operations per byte of cache it reads: set by the query heads sharing each KV
+    head and by the bytes per cached element, never by the batch or the length."""
+    per_position = operations.attention_ops_per_position(stack.model).value
+    per_token = decode_read(stack.model, stack.weight_precision, stack.kv_precision, 1, 1).cache.value
+    value = per_position / per_token
+    return Result(value, FLOP_PER_BYTE, formula="attention operations per position ÷ cache bytes per token",
+                  worked=f"{grouped(per_position)} FLOP ÷ {grouped(per_token)} B = {FLOP_PER_BYTE.show(value, 1)}")
 
 
 def decode_intensity_limit(stack: Stack, tokens: int) -> Result:
@@ -147,41 +275,27 @@ def decode_intensity_limit(stack: Stack, tokens: int) -> Result:
 
 @dataclass(frozen=True)
 class Crossing:
-    """Whether, and at what batch, a decode step at this length turns compute-bound."""
+    """Whether decode's matrix multiplies ever turn compute-bound at this length on this card:
+    they do at `batch` sequences whatever the length, but only if the cache admits that many."""
 
     tokens: int
-    batch: Result | None
+    batch: Result
+    admitted: Result
     limit: Result
     ridge: Result
 
     @property
     def happens(self) -> bool:
-        return self.batch is not None
-
-
-LARGEST_BATCH = 1_000_000  # past this no card holds the batch, so the crossing is not reached
+        return self.admitted.value >= self.batch.value
 
 
 def compute_bound_batch(stack: Stack, tokens: int) -> Crossing:
-    """Solve batch × ops per sequence ÷ rate = (weights + batch × cache per sequence) ÷ bandwidth.
-
-    batch = ridge × weights ÷ (ops per sequence − ridge × cache per sequence), with the effective
-    ridge (achieved rates); no batch exists when decode's intensity limit is below the ridge.
-    """
-    ridge = effective_ridge(stack)
-    limit = decode_intensity_limit(stack, tokens)
-    one = decode_step(stack, 1, tokens)
-    per_sequence_ops, per_sequence_cache = one.ops.value, one.read.cache.value
-    weights = one.read.weights.value
-    spare = per_sequence_ops - ridge.value * per_sequence_cache
-    if spare <= 0 or ridge.value * weights / spare > LARGEST_BATCH:
-        return Crossing(tokens, None, limit, ridge)
-    value = ridge.value * weights / spare
-    shown_ridge = FLOP_PER_BYTE.precise(ridge.value, 8)
-    batch = Result(value, COUNT, formula="ridge × weights ÷ (ops per sequence − ridge × cache per sequence)",
-                   worked=(f"{shown_ridge} × {grouped(weights)} B ÷ ({grouped(per_sequence_ops)} FLOP − {shown_ridge} × "
-                           f"{grouped(per_sequence_cache)} B) = {grouped(value)}"))
-    return Crossing(tokens, batch, limit, ridge)
+    """The matrix multiplies' crossing set against the sequences of this length the cache admits,
+    and the step's intensity ceiling at this length."""
+    capacity = kvcache.ladder(stack).token_capacity
+    charged = kvcache.tokens_in_blocks(stack.model.tokens_cached(tokens), stack.block_size)
+    return Crossing(tokens, matmul_crossing(stack), kvcache.users_by_tokens(capacity, charged),
+                    decode_intensity_limit(stack, tokens), effective_ridge(stack))
 
 
 def request_time(stack: Stack, prompt: int, output: int, batch: int) -> Result:
@@ -211,63 +325,79 @@ STEP_BATCHES = (1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 1024)
 
 
 def step_against_batch(stack: Stack, tokens: int, admitted: int) -> dict:
-    """A decode step's reading and computing time, the step, and the throughput, against batch,
-    at one length; with the batch where computing overtakes reading (if any within the range) and
-    the batch the cache admits, as vertical markers. Curves and the rows of the chart's table."""
+    """A decode step's two kernel groups, the step, and the throughput, against batch, at one
+    length; with the batch where the matrix multiplies turn compute-bound and the batch the cache
+    admits as vertical markers. Curves, and the rows of the chart's table."""
     steps = [decode_step(stack, batch, tokens) for batch in STEP_BATCHES]
-    reading = [1000 * s.memory_time.value for s in steps]
-    computing = [1000 * s.compute_time.value for s in steps]
+    matmuls = [1000 * s.matmuls.time.value for s in steps]
+    attention = [1000 * s.attention.time.value for s in steps]
     step = [1000 * s.time.value for s in steps]
     throughput = [s.tokens_per_second.value for s in steps]
-    crossing = compute_bound_batch(stack, tokens)
+    crossing = matmul_crossing(stack).value
     top = max(step)
     x = list(STEP_BATCHES)
-    cross_x = [crossing.batch.value] * 2 if crossing.happens and crossing.batch.value <= STEP_BATCHES[-1] else []
+    within = STEP_BATCHES[0] <= crossing <= STEP_BATCHES[-1]
+    full = 0 < admitted <= STEP_BATCHES[-1]
     curves = [
-        {"name": "reading: bytes ÷ achieved bandwidth", "x": x, "y": reading},
-        {"name": "computing: operations ÷ achieved compute", "x": x, "y": computing},
-        {"name": "decode step (the longer of the two)", "x": x, "y": step},
+        {"name": "matrix multiplies: the longer of reading the weights and computing", "x": x, "y": matmuls},
+        {"name": "attention: the longer of reading the cache and computing", "x": x, "y": attention},
+        {"name": "decode step (the two added)", "x": x, "y": step},
         {"name": "tokens per second, whole batch", "x": x, "y": throughput},
-        {"name": "turns compute-bound", "x": cross_x, "y": [0, top] if cross_x else []},
-        {"name": "the cache is full", "x": [admitted, admitted] if 0 < admitted <= STEP_BATCHES[-1] else [],
-         "y": [0, top] if 0 < admitted <= STEP_BATCHES[-1] else []},
+        {"name": "the matrix multiplies turn compute-bound", "x": [crossing] * 2 if within else [],
+         "y": [0, top] if within else []},
+        {"name": "the cache is full", "x": [admitted] * 2 if full else [], "y": [0, top] if full else []},
     ]
-    rows = [[grouped(b), f"{reading[i]:.1f}", f"{computing[i]:.2f}", f"{step[i]:.1f}", grouped(throughput[i])]
-            for i, b in enumerate(STEP_BATCHES)]
+    rows = [[grouped(b) + ("" if b <= admitted else " (over the cache)"), f"{matmuls[i]:.1f}", f"{attention[i]:.1f}",
+             f"{step[i]:.1f}", grouped(throughput[i])] for i, b in enumerate(STEP_BATCHES)]
     return {"curves": curves, "rows": rows}
 
 
 @dataclass(frozen=True)
 class ChunkedPrefill:
-    """A prompt prefilled in chunks that ride along with a running batch's decode steps."""
+    """A prompt prefilled in chunks that ride along with a running batch's decode steps. The chunk's
+    matrix work joins the batch's matrix multiplies, which read the weights once for both; its
+    attention joins the batch's attention."""
 
     prompt: int
     chunk: int
     decode: DecodeStep
-    chunk_ops: Result
+    chunk_linear: Result
+    chunk_attention: Result
     rate: Result
 
     @property
     def mixed_step(self) -> Result:
-        """A step that reads the batch's bytes once and does the batch's and the chunk's operations."""
-        compute = (self.decode.ops.value + self.chunk_ops.value) / self.rate.value
-        longer = max(self.decode.memory_time.value, compute)
-        return Result(longer, MS, formula="max(reading time, (decode ops + chunk ops) ÷ achieved compute)",
-                      worked=(f"max({self.decode.memory_time.operand}, ({self.decode.ops.operand} + "
-                              f"{self.chunk_ops.operand}) ÷ {self.rate.operand}) = {MS.show(longer)}"))
+        matmuls = max(self.decode.matmuls.reading.value,
+                      (self.decode.matmuls.ops.value + self.chunk_linear.value) / self.rate.value)
+        attention = max(self.decode.attention.reading.value,
+                        (self.decode.attention.ops.value + self.chunk_attention.value) / self.rate.value)
+        value = matmuls + attention
+        return Result(value, MS, formula="matrix multiplies with the chunk + attention with the chunk",
+                      worked=(f"max({self.decode.matmuls.reading.operand}, ({self.decode.matmuls.ops.operand} + "
+                              f"{self.chunk_linear.operand}) ÷ {self.rate.operand}) + "
+                              f"max({self.decode.attention.reading.operand}, ({self.decode.attention.ops.operand} + "
+                              f"{self.chunk_attention.operand}) ÷ {self.rate.operand}) = {MS.show(value)}"))
+
+    @property
+    def added(self) -> Result:
+        """What the chunk adds to every running sequence's step."""
+        value = self.mixed_step.value - self.decode.time.value
+        return Result(value, MS, formula="mixed step − decode step",
+                      worked=difference(self.mixed_step.value, self.decode.time.value, MS))
 
     @property
     def free_tokens(self) -> Result:
-        """Prompt tokens a memory-bound step can take on before computing outlasts reading."""
-        spare = self.decode.memory_time.value - self.decode.compute_time.value
+        """Prompt tokens the matrix multiplies can take on while they still wait for their weights."""
+        slack = self.decode.matmuls.reading.value - self.decode.matmuls.computing.value
         per_token = 2 * operations.block_parameters(self.decode.read_model)
-        if spare <= 0:
-            return Result(0, TOKENS, formula="none: the step already computes longer than it reads",
-                          worked=(f"computing ({self.decode.compute_time}) already outlasts reading "
-                                  f"({self.decode.memory_time}): every prompt token lengthens the step"))
-        value = spare * self.rate.value / per_token
-        return Result(value, TOKENS, formula="(reading time − computing time) × achieved compute ÷ (2 × block parameters)",
-                      worked=(f"({self.decode.memory_time.operand} − {self.decode.compute_time.operand}) × "
+        if slack <= 0:
+            return Result(0, TOKENS, formula="none: the matrix multiplies already compute longer than they read",
+                          worked=(f"the matrix multiplies already compute ({self.decode.matmuls.computing}) longer than "
+                                  f"they read ({self.decode.matmuls.reading}): every prompt token lengthens the step"))
+        value = slack * self.rate.value / per_token
+        return Result(value, TOKENS, formula="(reading the weights − computing) × achieved compute ÷ (2 × block parameters)",
+                      worked=(f"({MS.precise(self.decode.matmuls.reading.value, 9)} − "
+                              f"{MS.precise(self.decode.matmuls.computing.value, 9)}) × "
                               f"{self.rate.operand} ÷ (2 × {grouped(per_token // 2)}) = {TOKENS.show(value)}"))
 
     @property
@@ -285,10 +415,17 @@ class ChunkedPrefill:
 
 
 def chunked_prefill(stack: Stack, prompt: int, chunk: int, batch: int, tokens: int) -> ChunkedPrefill:
+    size = min(chunk, prompt)
+    blocks = operations.block_parameters(stack.model)
+    linear = 2 * blocks * size
+    attention = operations.attention_ops_per_position(stack.model).value * operations.causal_positions(stack.model, size)
     return ChunkedPrefill(
         prompt=prompt,
         chunk=chunk,
         decode=decode_step(stack, batch, tokens),
-        chunk_ops=operations.prefill_ops(stack.model, min(chunk, prompt)),
+        chunk_linear=Result(linear, GFLOP, formula="2 × block parameters × chunk",
+                            worked=f"2 × {grouped(blocks)} × {grouped(size)} = {GFLOP.show(linear)}"),
+        chunk_attention=Result(attention, GFLOP, formula="attention per position × the chunk's causal positions",
+                               worked=f"{GFLOP.show(attention)}"),
         rate=achieved(peak_compute(stack.card, stack.weight_precision), stack.efficiency.mfu, "MFU"),
     )

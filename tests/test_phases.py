@@ -36,34 +36,51 @@ def test_attention_meets_the_matrices_past_fifty_thousand_tokens():
     assert PER_POSITION * n * (n + 1) / 2 == pytest.approx(2 * BLOCKS * n, rel=1e-4)
 
 
-def test_a_decode_step_reads_its_bytes_at_the_achieved_bandwidth():
+def test_a_decode_step_is_matrix_multiplies_then_attention():
     step = timing.decode_step(REFERENCE, 1, 2_150)
     assert step.read.total.value == WEIGHTS_READ + 2_150 * PER_TOKEN
-    assert step.memory_time.value == pytest.approx((WEIGHTS_READ + 2_150 * PER_TOKEN) / (0.60 * BANDWIDTH))
+    matmuls = max(WEIGHTS_READ / (0.60 * BANDWIDTH), 2 * (BLOCKS + HEAD) / (0.40 * PEAK))
+    attention = max(2_150 * PER_TOKEN / (0.60 * BANDWIDTH), PER_POSITION * 2_150 / (0.40 * PEAK))
+    assert step.time.value == pytest.approx(matmuls + attention)
     assert step.bound == "memory bandwidth"
     assert str(step.time) == "7.6 ms"
 
 
-def test_the_ridge_and_where_decode_crosses_it():
+def test_the_matrix_multiplies_cross_the_ridge_and_attention_never_does():
     assert timing.ridge_point(REFERENCE.card, REFERENCE.weight_precision).value == pytest.approx(PEAK / BANDWIDTH)
     assert round(PEAK / BANDWIDTH) == 295
     ridge = 0.40 * PEAK / (0.60 * BANDWIDTH)
+    crossing = ridge * WEIGHTS_READ / (2 * (BLOCKS + HEAD))
+    assert timing.matmul_crossing(REFERENCE).value == pytest.approx(crossing)
+    assert round(crossing) == 197
+    assert timing.attention_intensity(REFERENCE).value == PER_POSITION / PER_TOKEN == 4
     limit = (2 * (BLOCKS + HEAD) + PER_POSITION * 8_192) / (8_192 * PER_TOKEN)
-    crossing = timing.compute_bound_batch(REFERENCE, 8_192)
-    assert crossing.limit.value == pytest.approx(limit) and limit < ridge and not crossing.happens
-    short = timing.compute_bound_batch(REFERENCE, 128)
-    ops, cache = 2 * (BLOCKS + HEAD) + PER_POSITION * 128, 128 * PER_TOKEN
-    assert short.batch.value == pytest.approx(ridge * WEIGHTS_READ / (ops - ridge * cache))
+    at_limit = timing.compute_bound_batch(REFERENCE, 8_192)
+    assert at_limit.limit.value == pytest.approx(limit) and limit < ridge
+    assert at_limit.admitted.value == 53 and not at_limit.happens, "the cache never admits the crossing batch"
+    assert timing.compute_bound_batch(REFERENCE, 128).happens
 
 
-def test_chunked_prefill_rides_in_the_slack_of_a_busy_step():
+def test_chunked_prefill_has_little_slack_at_a_full_batch():
     chunked = facts()["workload"]["chunked"]
     decode = chunked.decode
-    slack = decode.memory_time.value - decode.compute_time.value
+    slack = decode.matmuls.reading.value - decode.matmuls.computing.value
     assert chunked.free_tokens.value == pytest.approx(slack * 0.40 * PEAK / (2 * BLOCKS))
-    assert chunked.mixed_step.value == pytest.approx(decode.memory_time.value), "a 512-token chunk fits the slack"
+    assert chunked.free_tokens.value < 10
+    chunk_linear = 2 * BLOCKS * 512
+    chunk_attention = PER_POSITION * 512 * 513 // 2
+    mixed = (max(decode.matmuls.reading.value, (decode.matmuls.ops.value + chunk_linear) / (0.40 * PEAK))
+             + max(decode.attention.reading.value, (decode.attention.ops.value + chunk_attention) / (0.40 * PEAK)))
+    assert chunked.mixed_step.value == pytest.approx(mixed)
+    assert chunked.mixed_step.value > REFERENCE.promise.itl_p95_s > decode.time.value, "a 512-token chunk breaks the promise"
     assert chunked.steps.value == 4
-    assert chunked.ttft.value == pytest.approx(4 * decode.memory_time.value)
+    assert chunked.ttft.value == pytest.approx(4 * mixed)
+
+
+def test_short_prompts_wait_on_the_weights():
+    floor = WEIGHTS_READ / (0.60 * BANDWIDTH)
+    assert timing.prefill_time(REFERENCE, 32).value == pytest.approx(floor)
+    assert round(facts()["time"]["prefill_floor"].value) == round(floor * 0.40 * PEAK / (2 * BLOCKS)) == 212
 
 
 def test_the_defaults_sit_beside_the_measurements():
