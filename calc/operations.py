@@ -2,7 +2,9 @@
 
 Two terms. The matrix multiplies cost 2 operations (a multiply and an add) per parameter the
 token multiplies by: every block matrix it passes through (for a mixture of experts, only the
-experts it is routed to) and the LM head; the embedding is a lookup, not a multiply. Attention
+experts it is routed to) and the LM head; the embedding is a lookup, not a multiply. In prefill only
+the last position goes through the LM head: the prompt's own tokens are known, so an engine computes
+logits only where it samples (vLLM selects those rows before the head). Attention
 costs 4 × layers × (query heads × head_dim) per earlier position the token attends to: 2 for the
 scores (q·k) and 2 for the weighted sum of values. Causal attention lets token t attend to t
 positions (itself and those before), so a prompt of N tokens pays the causal half,
@@ -22,7 +24,7 @@ def multiplied_parameters(model: Model) -> Result:
     one_expert = (count.feed_forward_per_layer - model.hidden_size * model.num_local_experts
                   ) // model.num_local_experts if model.is_mixture_of_experts else 0
     active_blocks = count.block_matrices - model.num_hidden_layers * experts_skipped * one_expert
-    head = model.vocab_size * model.hidden_size
+    head = head_parameters(model)
     value = active_blocks + head
     routed = (f"; the blocks count only the {model.num_experts_per_tok} of {model.num_local_experts} experts "
               f"each token is routed to" if model.is_mixture_of_experts else "")
@@ -58,17 +60,31 @@ def causal_positions(model: Model, prompt: int) -> int:
     return window * (window + 1) // 2 + (prompt - window) * window
 
 
+def head_parameters(model: Model) -> int:
+    """The LM head's matrix: vocabulary × hidden size."""
+    return model.vocab_size * model.hidden_size
+
+
+def head_ops(model: Model) -> Result:
+    """One position through the LM head: 2 × vocabulary × hidden size."""
+    head = head_parameters(model)
+    return Result(2 * head, GFLOP, formula="2 × vocabulary × hidden size",
+                  worked=f"2 × {grouped(model.vocab_size)} × {grouped(model.hidden_size)} = {GFLOP.show(2 * head)}")
+
+
 def prefill_ops(model: Model, prompt: int) -> Result:
-    """One prompt of `prompt` tokens through the whole model: linear term + causal attention."""
-    linear = linear_ops_per_token(model).value * prompt
+    """One prompt of `prompt` tokens through the whole model: every position through the blocks, the
+    last one through the LM head, and causal attention."""
+    head = head_parameters(model)
+    blocks = multiplied_parameters(model).value - head
+    linear = 2 * blocks * prompt + 2 * head
     positions = causal_positions(model, prompt)
     per_position = attention_ops_per_position(model).value
     attention = per_position * positions
     value = linear + attention
-    params = multiplied_parameters(model).value
     return Result(
-        value, TFLOP, formula="2 × parameters × N + attention per position × causal positions",
-        worked=(f"2 × {grouped(params)} × {grouped(prompt)} + {grouped(per_position)} × "
+        value, TFLOP, formula="2 × block parameters × N + 2 × LM head + attention per position × causal positions",
+        worked=(f"2 × {grouped(blocks)} × {grouped(prompt)} + 2 × {grouped(head)} + {grouped(per_position)} × "
                 f"{grouped(positions)} = {TFLOP.show(linear)} + {TFLOP.show(attention)} = {TFLOP.show(value)}"),
     )
 
@@ -85,10 +101,11 @@ def decode_ops(model: Model, batch: int, tokens: int) -> Result:
 
 
 def attention_crossover(model: Model) -> Result:
-    """The prompt length at which causal attention's operations equal the linear term's:
-    per_position × N(N + 1) ÷ 2 = 2 × P × N, so N = 4P ÷ per_position − 1 (no window)."""
-    params = multiplied_parameters(model).value
+    """The prompt length at which causal attention's operations equal the blocks' linear term (the
+    head runs once and drops out): per_position × N(N + 1) ÷ 2 = 2 × P × N, so N = 4P ÷ per_position − 1
+    (no window), with P the block parameters."""
+    blocks = multiplied_parameters(model).value - head_parameters(model)
     per_position = attention_ops_per_position(model).value
-    value = 4 * params / per_position - 1
-    return Result(value, TOKENS, formula="4 × parameters multiplied ÷ attention per position − 1",
-                  worked=f"4 × {grouped(params)} ÷ {grouped(per_position)} − 1 = {TOKENS.show(value)}")
+    value = 4 * blocks / per_position - 1
+    return Result(value, TOKENS, formula="4 × block parameters multiplied ÷ attention per position − 1",
+                  worked=f"4 × {grouped(blocks)} ÷ {grouped(per_position)} − 1 = {TOKENS.show(value)}")
