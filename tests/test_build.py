@@ -38,10 +38,10 @@ class Attributes(HTMLParser):
 
 
 def test_writes_the_document_and_the_contents(site):
-    assert sorted(p.name for p in site.iterdir()) == [DOC, "index.html"]
+    assert sorted(p.name for p in site.iterdir()) == ["03-journey.html", DOC, "index.html"]
 
 
-@pytest.mark.parametrize("name", [DOC, "index.html"])
+@pytest.mark.parametrize("name", [DOC, "03-journey.html", "index.html"])
 def test_pages_are_self_contained(site, name):
     html = (site / name).read_text(encoding="utf-8")
     parser = Attributes()
