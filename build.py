@@ -21,7 +21,7 @@ from jinja2 import Environment, FileSystemLoader, StrictUndefined, select_autoes
 from markupsafe import Markup
 
 from calc.facts import facts
-from calc.present import figure, leaves, show
+from calc.present import figure, leaves, resolve, show
 from calc.units import Result
 from runbook import components
 from runbook.catalogue import Catalogue, read_catalogue
@@ -80,6 +80,7 @@ def make_jinja(templates: Path, namespace: dict) -> Environment:
         return Markup(components.reference_html(ref, *figure(namespace, ref)))
 
     jinja.globals["fact"] = fact
+    jinja.globals["fact_value"] = lambda path: resolve(namespace, path)
     return jinja
 
 

@@ -6,13 +6,14 @@ import json
 from dataclasses import replace
 from typing import Any, Mapping
 
+from . import journey as journeys
 from . import operations, timing
 from .calculator import Calculator
 from .facts import Facts, facts
 from .fields import (ACTIVATIONS, BANDWIDTH, BATCH, CARD, CONTEXT_LIMIT, CONVERSATION, KV, MFU, MODEL, OUTPUT,
                      PROMPT, UTILISATION, WEIGHTS, NumberField)
 from .roofline import cache_share_curves, chart_rows, decode_read
-from .stack import Stack
+from .stack import REFERENCE, Stack
 from .units import PERCENT, grouped
 
 
@@ -85,7 +86,38 @@ PHASES = Calculator(
     curves={"step-vs-batch": step_vs_batch},
 )
 
-CALCULATORS: dict[str, Calculator] = {c.name: c for c in (CAPACITY, PHASES)}
+JOURNEY_FIELDS = (PROMPT, OUTPUT, CARD, WEIGHTS, KV)
+
+
+def request_fits(parsed: Mapping[str, Any]) -> dict[str, str]:
+    """The request must fit the model's positions and, with its cache, the card."""
+    if any(f.name not in parsed for f in JOURNEY_FIELDS):
+        return {}
+    stack = REFERENCE
+    for f in JOURNEY_FIELDS:
+        stack = f.apply(stack, parsed[f.name])
+    problem = journeys.fits(stack, parsed["prompt"], parsed["output"])
+    return {"prompt": problem} if problem else {}
+
+
+def journey_shares(namespace: Facts) -> dict:
+    """Each phase's share of the wall clock against output length, and the rows of its data table."""
+    stack = namespace.stack
+    curves = journeys.share_curves(stack, stack.workload.prompt)
+    return {"curves": curves, "rows": chart_rows(curves, 1, "%")}
+
+
+JOURNEY = Calculator(
+    name="journey",
+    label="Request stopwatch",
+    fields=JOURNEY_FIELDS,
+    checks=(request_fits,),
+    curves={"journey-shares": journey_shares},
+    bars=lambda namespace: namespace["journey"].bar_widths,
+    results="components/calculators/journey.html.j2",
+)
+
+CALCULATORS: dict[str, Calculator] = {c.name: c for c in (CAPACITY, PHASES, JOURNEY)}
 
 
 def run_json(request: str) -> str:

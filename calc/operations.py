@@ -36,6 +36,13 @@ def head_parameters(model: Model) -> int:
     return model.vocab_size * model.hidden_size
 
 
+def head_ops(model: Model) -> Result:
+    """The LM head for one sampled position: 2 × vocabulary × hidden."""
+    head = head_parameters(model)
+    return Result(2 * head, GFLOP, formula="2 × vocabulary × hidden",
+                  worked=f"2 × {grouped(model.vocab_size)} × {grouped(model.hidden_size)} = {GFLOP.show(2 * head)}")
+
+
 def multiplied_parameters(model: Model) -> Result:
     """Parameters a sampled token multiplies by: the active block matrices and the LM head."""
     active_blocks = block_parameters(model)

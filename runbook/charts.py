@@ -5,6 +5,8 @@ from typing import Any, Callable, Mapping
 
 from calc.calculators import cache_share as cache_share_data
 from calc.calculators import step_vs_batch as step_vs_batch_data
+from calc.calculators import journey_shares as journey_shares_data
+from calc.journey import SHARE_CURVE_OUTPUTS
 from calc.roofline import CURVE_BATCHES
 from calc.timing import STEP_BATCHES
 
@@ -74,13 +76,47 @@ def step_vs_batch(namespace: Mapping[str, Any]) -> dict[str, Any]:
             "plot_bgcolor": "rgba(0,0,0,0)",
             "height": 460,
         },
-        "table": {"columns": ["batch", "reading (ms)", "computing (ms)", "step (ms)", "tokens/s"], "rows": data["rows"]},
+        "table": {"columns": ["batch", "matrix multiplies (ms)", "attention (ms)", "step (ms)", "tokens/s"],
+                  "rows": data["rows"]},
+    }
+
+
+def journey_shares(namespace: Mapping[str, Any]) -> dict[str, Any]:
+    """Each phase's share of one request's wall clock, against how many tokens it writes."""
+    data = journey_shares_data(namespace)
+    series = []
+    for curve, colour in zip(data["curves"], ["#0f766e", "#7c3aed", "#b45309"], strict=True):  # as in the figure
+        series.append({
+            **curve,
+            "mode": "lines+markers",
+            "type": "scatter",
+            "line": {"color": colour, "width": 3},
+            "marker": {"size": 7},
+            "hovertemplate": "%{x} tokens out: %{y:.1f}% of the request<extra>%{fullData.name}</extra>",
+        })
+    return {
+        "data": series,
+        "layout": {
+            "xaxis": {"title": {"text": "output tokens (log scale)"}, "type": "log",
+                      "tickvals": list(SHARE_CURVE_OUTPUTS), "ticktext": [f"{o:,}" for o in SHARE_CURVE_OUTPUTS],
+                      "gridcolor": "#e7e5e4"},
+            "yaxis": {"title": {"text": "share of the wall clock (%)"}, "range": [0, 100],
+                      "ticksuffix": "%", "gridcolor": "#e7e5e4"},
+            "legend": {"orientation": "h", "y": 1.12, "x": 0},
+            "margin": {"l": 64, "r": 16, "t": 40, "b": 56},
+            "font": {"family": "system-ui, -apple-system, 'Segoe UI', sans-serif", "size": 14, "color": "#1c1917"},
+            "paper_bgcolor": "rgba(0,0,0,0)",
+            "plot_bgcolor": "rgba(0,0,0,0)",
+            "height": 380,
+        },
+        "table": {"columns": ["output tokens"] + [s["name"] for s in series], "rows": data["rows"]},
     }
 
 
 CHARTS: dict[str, Callable[[Mapping[str, Any]], dict[str, Any]]] = {
     "cache-share": cache_share,
     "step-vs-batch": step_vs_batch,
+    "journey-shares": journey_shares,
 }
 
 

@@ -18,7 +18,7 @@ from .errors import ContentError
 from .pages import Page
 
 TYPED_NUMBER = re.compile(r"(?<![\w.,/-])(\d{1,3}(?:,\d{3})+|\d+)(\.\d+)?(?![\w]|[.,]\d)(\s?×)?")
-NOT_QUANTITIES = re.compile(r"\b(?:docs?|documents?|track|step|steps|volume|vol)\.? \d+(?:\s*(?:,|and|·|–|-)\s*\d+)*", re.I)
+NOT_QUANTITIES = re.compile(r"\b(?:docs?|documents?|track|step|steps|stages?|volume|vol)\.? \d+(?:\s*(?:,|and|·|–|-)\s*\d+)*", re.I)
 
 
 @dataclass(frozen=True)

@@ -88,7 +88,8 @@ def assert_well_formed(answer: dict, calculator) -> None:
         return
     for ref, (text, title) in answer["refs"].items():
         for word in ("nan", "inf", "NaN", "None", "undefined"):
-            assert word not in text.split(), (ref, text)
+            # a pasted config may name its model anything, "NaN" included: the name is the reader's text
+            assert ref == "model.name" or word not in text.split(), (ref, text)
         assert check(title) == [], (ref, title)
         assert check(text) == [], ref
     assert all(0 <= width <= 100 for width in answer.get("bars", []))
@@ -129,6 +130,9 @@ def test_valid_inputs_show_arithmetic_that_reproduces_every_figure(calculator, d
     values = data.draw(valid_values(calculator))
     if "conversation" in values and int(values["conversation"]) > int(values["context_limit"]):
         values["conversation"] = values["context_limit"]
+    if calculator.name == "journey":  # a request that fits every card; refusals have their own tests
+        values["prompt"] = str(1 + int(values["prompt"]) % 8_000)
+        values["output"] = str(1 + int(values["output"]) % 2_000)
     answer = ask(calculator, values)
     assert answer["ok"], answer.get("errors")
     assert_well_formed(answer, calculator)

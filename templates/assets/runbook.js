@@ -46,7 +46,7 @@
     var timer = null;
 
     function paint() {
-      figure.querySelectorAll(".grid-row").forEach(function (row) {
+      figure.querySelectorAll("[data-step]").forEach(function (row) {
         var n = Number(row.getAttribute("data-step"));
         row.classList.toggle("hidden", n > step);
         row.classList.toggle("current", n === step);
