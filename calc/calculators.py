@@ -6,10 +6,10 @@ import json
 from dataclasses import replace
 from typing import Any, Mapping
 
-from . import operations, timing
+from . import hardware, operations, timing
 from .calculator import Calculator
 from .facts import Facts, facts
-from .fields import (ACTIVATIONS, BANDWIDTH, BATCH, CARD, CONTEXT_LIMIT, CONVERSATION, KV, MFU, MODEL, OUTPUT,
+from .fields import (ACTIVATIONS, BANDWIDTH, BATCH, CARD, CONTEXT_LIMIT, CONVERSATION, HELD, KV, MFU, MODEL, OUTPUT,
                      PROMPT, UTILISATION, WEIGHTS, NumberField)
 from .roofline import cache_share_curves, chart_rows, decode_read
 from .stack import Stack
@@ -78,7 +78,14 @@ PHASES = Calculator(
     fields=(MODEL, CARD, WEIGHTS, KV, PROMPT, OUTPUT, BATCH, MFU, BANDWIDTH, MEASURED_PREFILL, MEASURED_STEP),
 )
 
-CALCULATORS: dict[str, Calculator] = {c.name: c for c in (CAPACITY, PHASES)}
+HARDWARE = Calculator(
+    name="hardware",
+    label="Roofline calculator",
+    fields=(MODEL, CARD, WEIGHTS, KV, PROMPT, HELD, BATCH, MFU, BANDWIDTH),
+    curves={"roofline": hardware.roofline_curves},
+)
+
+CALCULATORS: dict[str, Calculator] = {c.name: c for c in (CAPACITY, PHASES, HARDWARE)}
 
 
 def run_json(request: str) -> str:

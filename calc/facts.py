@@ -9,7 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 from typing import Callable, Iterator, Mapping
 
-from . import kvcache, measured, operations, roofline, timing
+from . import hardware, kvcache, measured, operations, roofline, timing
 from .anatomy import count_parameters
 from .models import CATALOGUE, Model
 from .precision import BF16, FP8, INT4, weight_bytes
@@ -239,6 +239,7 @@ SECTIONS: dict[str, Callable[[Stack, "Facts"], object]] = {
     "time": lambda stack, made: times(stack, made["ladder"]),
     "workload": lambda stack, made: workload(stack, made["ladder"]),
     "measured": lambda stack, made: measurements(stack),
+    "hardware": lambda stack, made: hardware.section(stack, made["ladder"]),
 }
 
 
