@@ -19,6 +19,7 @@ from .stack import Stack
 from .units import (COUNT, FLOP_PER_BYTE, GB, GB_MOVED, GIB_HELD, MS, RATIO, RATIO_FINE, TFLOPS, TOKENS,
                     TOKENS_PER_S, Result, given, grouped)
 
+FORMULA = "attainable FLOP/s = min(dense peak, intensity × bandwidth)"
 SHORT_PROMPT = 128  # a one-line question: the prompt that shows prefill can be memory-bound too
 
 
@@ -236,7 +237,9 @@ def section(stack: Stack, ladder: kvcache.Ladder) -> dict[str, object]:
         "datasheet": datasheet(card),
         "cards": {key.replace("-", "_"): card_view(stack, c) for key, c in CARDS.items()},
         "peak": peak,
+        "formula": FORMULA,
         "ridge": ridge,
+        "ridge_fp8": timing.ridge_point(card, FP8),
         "effective_ridge": effective,
         "prompt": given(stack.workload.prompt, TOKENS, "prompt length"),
         "held": Result(held, TOKENS, formula="tokens each sequence holds (a sliding window caps them)",
@@ -278,8 +281,9 @@ CURVE_CEILING = 20_000  # FLOP/B: its right edge, past a long prefill
 
 
 def roofline_curves(namespace) -> dict:
-    """Every card's roof (attainable TFLOP/s against FLOP/B: the lesser of peak and intensity ×
-    bandwidth), the chosen card's roof again, and the stack's three points where the model puts them."""
+    """The chosen card's roof, then every card's roof (attainable TFLOP/s against FLOP/B: the lesser
+    of dense peak and intensity × bandwidth), then the stack's prefill and two decode steps where the
+    time model puts them (operations ÷ modelled time)."""
     hw = namespace["hardware"]
     stack = namespace.stack
     points = [
@@ -290,15 +294,16 @@ def roofline_curves(namespace) -> dict:
     left = min([CURVE_FLOOR] + [x / 2 for _, x, _ in points])
     right = max([CURVE_CEILING] + [x * 2 for _, x, _ in points])
     curves, rows = [], []
-    views = list(hw["cards"].values()) + [hw["cards"][next(k for k, c in CARDS.items() if c == stack.card).replace("-", "_")]]
+    chosen_key = next(k for k, c in CARDS.items() if c == stack.card).replace("-", "_")
+    views = [hw["cards"][chosen_key]] + list(hw["cards"].values())  # the chosen card first: drawn beneath
     for i, view in enumerate(views):
         bandwidth, peak, ridge = view.bandwidth.value, view.peak.value, view.ridge.value
-        chosen = i == len(views) - 1
-        curves.append({"name": f"{view.name} · chosen" if chosen else view.name,
+        curves.append({"name": f"{view.name} · chosen" if i == 0 else view.name,
                        "x": [left, ridge, right], "y": [left * bandwidth / 1e12, peak / 1e12, peak / 1e12]})
-        if not chosen:
+        if i:
             rows.append([view.name, FLOP_PER_BYTE.number(ridge), TFLOPS.number(peak), "roof: ridge and dense peak"])
     for name, x, y in points:
         curves.append({"name": name, "x": [x], "y": [y / 1e12]})
-        rows.append([name, FLOP_PER_BYTE.number(x), TFLOPS.number(y), "modelled: intensity and rate achieved"])
+        rows.append([name, FLOP_PER_BYTE.number(x, 2 if x < 10 else 0), TFLOPS.number(y, 2 if y < 10e12 else 1),
+                     "modelled: intensity, and the rate achieved"])
     return {"curves": curves, "rows": rows}
