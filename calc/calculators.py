@@ -83,6 +83,7 @@ HARDWARE = Calculator(
     label="Roofline calculator",
     fields=(MODEL, CARD, WEIGHTS, KV, PROMPT, HELD, BATCH, MFU, BANDWIDTH),
     curves={"roofline": hardware.roofline_curves},
+    results="components/calculators/hardware.html.j2",
 )
 
 CALCULATORS: dict[str, Calculator] = {c.name: c for c in (CAPACITY, PHASES, HARDWARE)}

@@ -46,7 +46,7 @@ ROOF_STYLES = [
     ("#0f766e", "solid"), ("#0369a1", "dash"), ("#7c3aed", "solid"), ("#be123c", "solid"), ("#a16207", "solid"),
     ("#a16207", "dot"), ("#4d7c0f", "dash"), ("#57534e", "dot"), ("#c2410c", "dash"),
 ]
-POINT_STYLES = [("#b45309", "diamond", "top left"), ("#1c1917", "circle", "bottom right"), ("#be123c", "square", "top right")]
+POINT_STYLES = [("#b45309", "diamond", "middle right"), ("#1c1917", "circle", "bottom right"), ("#be123c", "square", "top left")]
 POINT_LABELS = ["prefill", "decode, batch 1", "decode, busy"]
 
 
@@ -74,15 +74,14 @@ def roofline(namespace: Mapping[str, Any]) -> dict[str, Any]:
     return {
         "data": series,
         "layout": {
-            "xaxis": {"title": {"text": "arithmetic intensity (FLOP per byte moved)"}, "type": "log",
+            "xaxis": {"title": {"text": "FLOP per byte moved (log)"}, "type": "log", "dtick": 1,
                       "gridcolor": "#e7e5e4", "zeroline": False},
-            "yaxis": {"title": {"text": "attainable TFLOP/s, dense"}, "type": "log", "gridcolor": "#e7e5e4"},
-            "legend": {"orientation": "h", "y": -0.2, "yanchor": "top", "x": 0, "font": {"size": 12}},
-            "margin": {"l": 64, "r": 16, "t": 16, "b": 56},
+            "yaxis": {"title": {"text": "TFLOP/s (log)"}, "type": "log", "dtick": 1, "gridcolor": "#e7e5e4"},
+            "legend": {"orientation": "h", "y": 1.02, "yanchor": "bottom", "x": 0, "font": {"size": 12}},
+            "margin": {"l": 56, "r": 12, "t": 8, "b": 48},
             "font": {"family": "system-ui, -apple-system, 'Segoe UI', sans-serif", "size": 14, "color": "#1c1917"},
             "paper_bgcolor": "rgba(0,0,0,0)",
             "plot_bgcolor": "rgba(0,0,0,0)",
-            "height": 560,
         },
         "table": {"columns": ["roof or point", "FLOP/B", "TFLOP/s", "what it is"], "rows": data["rows"]},
     }
