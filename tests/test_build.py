@@ -38,7 +38,7 @@ class Attributes(HTMLParser):
 
 
 def test_writes_the_document_and_the_contents(site):
-    assert sorted(p.name for p in site.iterdir()) == [DOC, "index.html"]
+    assert sorted(p.name for p in site.iterdir()) == ["04-hardware.html", DOC, "index.html"]
 
 
 @pytest.mark.parametrize("name", [DOC, "index.html"])
