@@ -192,7 +192,7 @@ def crossing_text(crossing: timing.Crossing) -> str:
 
 def room_text(batch: int, admitted: Result, fits: bool) -> str:
     if not fits:
-        return "the weights and activation reserve alone overflow this card's pool, so no batch runs here"
+        return "unable to run: the weights and activation reserve alone overflow this card's pool"
     if batch <= admitted.value:
         return f"within the {admitted} sequences of this length the cache admits"
     return (f"more than the {admitted} sequences of this length the cache admits: the step cannot run on one "
