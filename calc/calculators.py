@@ -6,11 +6,11 @@ import json
 from dataclasses import replace
 from typing import Any, Mapping
 
+from . import hardware, operations, timing
 from . import journey as journeys
-from . import operations, timing
 from .calculator import Calculator
 from .facts import Facts, facts
-from .fields import (ACTIVATIONS, BANDWIDTH, BATCH, CARD, CONTEXT_LIMIT, CONVERSATION, KV, MFU, MODEL, OUTPUT,
+from .fields import (ACTIVATIONS, BANDWIDTH, BATCH, CARD, CONTEXT_LIMIT, CONVERSATION, HELD, KV, MFU, MODEL, OUTPUT,
                      PROMPT, UTILISATION, WEIGHTS, NumberField)
 from .roofline import cache_share_curves, chart_rows, decode_read
 from .stack import REFERENCE, Stack
@@ -117,7 +117,15 @@ JOURNEY = Calculator(
     results="components/calculators/journey.html.j2",
 )
 
-CALCULATORS: dict[str, Calculator] = {c.name: c for c in (CAPACITY, PHASES, JOURNEY)}
+HARDWARE = Calculator(
+    name="hardware",
+    label="Roofline calculator",
+    fields=(MODEL, CARD, WEIGHTS, KV, PROMPT, HELD, BATCH, MFU, BANDWIDTH),
+    curves={"roofline": hardware.roofline_curves},
+    results="components/calculators/hardware.html.j2",
+)
+
+CALCULATORS: dict[str, Calculator] = {c.name: c for c in (CAPACITY, PHASES, JOURNEY, HARDWARE)}
 
 
 def run_json(request: str) -> str:

@@ -20,6 +20,7 @@ class Card:
     interconnect: str
     interconnect_gb_per_s: float
     source: str
+    bf16_sparse_tflops: float = 0.0  # the datasheet's headline bf16 figure, which assumes 2:4 sparsity
 
     @property
     def reported_capacity(self) -> Result:
@@ -35,6 +36,10 @@ class Card:
     @property
     def bf16_dense(self) -> Result:
         return given(self.bf16_dense_tflops * 1e12, TFLOPS, "dense bf16 tensor throughput")
+
+    @property
+    def bf16_sparse(self) -> Result:
+        return given(self.bf16_sparse_tflops * 1e12, TFLOPS, "bf16 tensor throughput with 2:4 structured sparsity")
 
     @property
     def fp8_dense(self) -> Result:
@@ -61,6 +66,7 @@ H100_SXM = Card(
     interconnect_gb_per_s=900,
     source=_nvidia("H100 Tensor Core GPU (SXM column: 1,979 bf16 and 3,958 fp8 TFLOP/s there are sparse)",
                    "81,559 MiB is nvidia-smi's total on an H100 80GB HBM3"),
+    bf16_sparse_tflops=1979,
 )
 
 H100_PCIE = Card(
@@ -75,6 +81,7 @@ H100_PCIE = Card(
     interconnect_gb_per_s=128,
     source=_nvidia("H100 Tensor Core GPU (PCIe column: 1,513 bf16 and 3,026 fp8 TFLOP/s there are sparse)",
                    "81,559 MiB as nvidia-smi reports the 80 GB part"),
+    bf16_sparse_tflops=1513,
 )
 
 H200_SXM = Card(
@@ -89,6 +96,7 @@ H200_SXM = Card(
     interconnect_gb_per_s=900,
     source=_nvidia("H200 Tensor Core GPU (SXM column: 1,979 bf16 and 3,958 fp8 TFLOP/s there are sparse)",
                    "143,771 MiB is nvidia-smi's total on an H200"),
+    bf16_sparse_tflops=1979,
 )
 
 B200 = Card(
@@ -103,6 +111,7 @@ B200 = Card(
     interconnect_gb_per_s=1800,
     source=_nvidia("HGX B200 (per GPU: 4.5 PFLOP/s bf16 and 9 PFLOP/s fp8 there are sparse; 64 TB/s HBM over eight GPUs)",
                    "183,359 MiB is nvidia-smi's total on a B200"),
+    bf16_sparse_tflops=4500,
 )
 
 A100_80 = Card(
@@ -117,6 +126,7 @@ A100_80 = Card(
     interconnect_gb_per_s=600,
     source=_nvidia("A100 Tensor Core GPU (80GB SXM column: 624 bf16 TFLOP/s there is sparse; no fp8 tensor cores)",
                    "81,920 MiB is nvidia-smi's total on an A100 80GB"),
+    bf16_sparse_tflops=624,
 )
 
 A100_40 = Card(
@@ -131,6 +141,7 @@ A100_40 = Card(
     interconnect_gb_per_s=600,
     source=_nvidia("A100 Tensor Core GPU (40GB SXM column: 624 bf16 TFLOP/s there is sparse; no fp8 tensor cores)",
                    "40,960 MiB is nvidia-smi's total on an A100 40GB"),
+    bf16_sparse_tflops=624,
 )
 
 L40S = Card(
@@ -145,6 +156,7 @@ L40S = Card(
     interconnect_gb_per_s=64,
     source=_nvidia("L40S (733 bf16 and 1,466 fp8 TFLOP/s there are sparse; GDDR6, not HBM)",
                    "46,068 MiB is nvidia-smi's total on an L40S"),
+    bf16_sparse_tflops=733,
 )
 
 L4 = Card(
@@ -159,6 +171,7 @@ L4 = Card(
     interconnect_gb_per_s=64,
     source=_nvidia("L4 Tensor Core GPU (242 bf16 and 485 fp8 TFLOP/s there are sparse; GDDR6, not HBM)",
                    "23,034 MiB is nvidia-smi's total on an L4"),
+    bf16_sparse_tflops=242,
 )
 
 MI300X = Card(
@@ -173,6 +186,7 @@ MI300X = Card(
     interconnect_gb_per_s=896,
     source=("AMD Instinct MI300X data sheet, dense figures (2,614.9 bf16 and 5,229.8 fp8 TFLOP/s there are sparse); "
             "196,592 MiB is what rocminfo reports in all (eight CPX partitions of 24,574 MiB)"),
+    bf16_sparse_tflops=2614.9,
 )
 
 CARDS: dict[str, Card] = {

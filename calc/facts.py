@@ -9,7 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 from typing import Callable, Iterator, Mapping
 
-from . import journey, kvcache, measured, operations, roofline, timing
+from . import hardware, journey, kvcache, measured, operations, roofline, timing
 from .anatomy import count_parameters
 from .models import CATALOGUE, Model
 from .precision import BF16, FP8, INT4, weight_bytes
@@ -286,6 +286,7 @@ SECTIONS: dict[str, Callable[[Stack, "Facts"], object]] = {
     "workload": lambda stack, made: workload(stack, made["ladder"]),
     "measured": lambda stack, made: measurements(stack),
     "journey": lambda stack, made: journey.journey(stack, stack.workload.prompt, stack.workload.output),
+    "hardware": lambda stack, made: hardware.section(stack, made["ladder"]),
 }
 
 

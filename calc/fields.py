@@ -164,6 +164,18 @@ BATCH = NumberField("batch", "Batch", 1, 100_000, True, "sequences", optional=Tr
                     current=lambda s: s.workload.batch or 0,
                     apply=lambda s, v: replace(s, workload=replace(s.workload, batch=v)),
                     hint="empty: every sequence the cache admits")
+
+
+def _hold(stack: Stack, tokens: int) -> Stack:
+    longest = stack.model.max_position_embeddings
+    if longest and tokens > longest:
+        raise ValueError(f"{stack.model.name} reaches at most {grouped(longest)} positions; "
+                         f"a sequence cannot hold more tokens than that")
+    return replace(stack, workload=replace(stack.workload, held=tokens))
+
+
+HELD = NumberField("held", "Tokens held", 1, 10_000_000, True, "per sequence", current=lambda s: s.workload.tokens_held,
+                   apply=_hold, hint="prompt and output so far")
 MFU = NumberField("mfu", "MFU", 1, 100, False, "%", places=0, current=lambda s: 100 * s.efficiency.mfu,
                   apply=lambda s, v: replace(s, efficiency=replace(s.efficiency, mfu=v / 100)))
 BANDWIDTH = NumberField("bandwidth", "Bandwidth achieved", 1, 100, False, "%", places=0,

@@ -32,11 +32,18 @@ class Promise:
 @dataclass(frozen=True)
 class Workload:
     """One request shape decoding in one batch: what the time documents time. Without a batch,
-    the busiest the card can be at this length: every resident the cache admits (calc.facts)."""
+    the busiest the card can be at this length: every resident the cache admits (calc.facts).
+    `held`: the tokens each sequence holds at the step document 04 times; without it, the prompt
+    and half the output."""
 
     prompt: int = Traffic.prompt_p50
     output: int = Traffic.output_p50
     batch: int | None = None
+    held: int | None = None
+
+    @property
+    def tokens_held(self) -> int:
+        return self.held or self.prompt + self.output // 2
 
 
 @dataclass(frozen=True)

@@ -7,6 +7,7 @@ from calc.calculators import cache_share as cache_share_data
 from calc.calculators import step_vs_batch as step_vs_batch_data
 from calc.calculators import journey_shares as journey_shares_data
 from calc.journey import SHARE_CURVE_OUTPUTS
+from calc.hardware import roofline_curves
 from calc.roofline import CURVE_BATCHES
 from calc.timing import STEP_BATCHES
 
@@ -113,10 +114,57 @@ def journey_shares(namespace: Mapping[str, Any]) -> dict[str, Any]:
     }
 
 
+# Nine roofs: neighbours on the chart get colours far apart, and the dashes tell them apart in print.
+ROOF_STYLES = [
+    ("#0f766e", "solid"), ("#0369a1", "dash"), ("#7c3aed", "solid"), ("#be123c", "solid"), ("#a16207", "solid"),
+    ("#a16207", "dot"), ("#4d7c0f", "dash"), ("#57534e", "dot"), ("#c2410c", "dash"),
+]
+POINT_STYLES = [("#b45309", "diamond", "middle right"), ("#1c1917", "circle", "bottom right"), ("#be123c", "square", "top left")]
+POINT_LABELS = ["prefill", "decode, batch 1", "decode, busy"]
+
+
+def roofline(namespace: Mapping[str, Any]) -> dict[str, Any]:
+    """Every card's roof on log-log axes, the chosen card's roof underlined, the stack's three points."""
+    data = roofline_curves(namespace)
+    curves = data["curves"]
+    chosen, roofs, points = curves[0], curves[1:len(ROOF_STYLES) + 1], curves[len(ROOF_STYLES) + 1:]
+    series = [{
+        **chosen, "mode": "lines", "type": "scatter", "line": {"color": "rgba(28,25,23,0.22)", "width": 11},
+        "hovertemplate": "%{y:,.0f} TFLOP/s at %{x:,.0f} FLOP/B<extra>%{fullData.name}</extra>",
+    }]
+    for curve, (colour, dash) in zip(roofs, ROOF_STYLES, strict=True):
+        series.append({
+            **curve, "mode": "lines", "type": "scatter", "line": {"color": colour, "width": 2.5, "dash": dash},
+            "hovertemplate": "%{y:,.0f} TFLOP/s at %{x:,.0f} FLOP/B<extra>%{fullData.name}</extra>",
+        })
+    for curve, (colour, symbol, position), label in zip(points, POINT_STYLES, POINT_LABELS, strict=True):
+        series.append({
+            **curve, "mode": "markers+text", "type": "scatter", "text": [label], "textposition": position,
+            "textfont": {"size": 14, "color": colour},
+            "marker": {"size": 15, "color": colour, "symbol": symbol, "line": {"color": "#ffffff", "width": 1.5}},
+            "hovertemplate": "%{x:,.1f} FLOP/B, %{y:,.1f} TFLOP/s achieved<extra>%{fullData.name}</extra>",
+        })
+    return {
+        "data": series,
+        "layout": {
+            "xaxis": {"title": {"text": "FLOP per byte moved (log)"}, "type": "log", "dtick": 1,
+                      "gridcolor": "#e7e5e4", "zeroline": False},
+            "yaxis": {"title": {"text": "TFLOP/s (log)"}, "type": "log", "dtick": 1, "gridcolor": "#e7e5e4"},
+            "legend": {"orientation": "h", "y": 1.02, "yanchor": "bottom", "x": 0, "font": {"size": 12}},
+            "margin": {"l": 56, "r": 12, "t": 8, "b": 48},
+            "font": {"family": "system-ui, -apple-system, 'Segoe UI', sans-serif", "size": 14, "color": "#1c1917"},
+            "paper_bgcolor": "rgba(0,0,0,0)",
+            "plot_bgcolor": "rgba(0,0,0,0)",
+        },
+        "table": {"columns": ["roof or point", "FLOP/B", "TFLOP/s", "what it is"], "rows": data["rows"]},
+    }
+
+
 CHARTS: dict[str, Callable[[Mapping[str, Any]], dict[str, Any]]] = {
     "cache-share": cache_share,
     "step-vs-batch": step_vs_batch,
     "journey-shares": journey_shares,
+    "roofline": roofline,
 }
 
 
