@@ -14,19 +14,17 @@ from calc.timing import STEP_BATCHES
 PALETTE = ["#0f766e", "#b45309", "#7c3aed"]
 
 
+def line_series(curves: list[dict], colours: list[str], hover: str) -> list[dict[str, Any]]:
+    """Curves from calc as Plotly line-and-marker traces, one colour each."""
+    return [{**curve, "mode": "lines+markers", "type": "scatter", "line": {"color": colour, "width": 3},
+             "marker": {"size": 7}, "hovertemplate": hover + "<extra>%{fullData.name}</extra>"}
+            for curve, colour in zip(curves, colours, strict=True)]
+
+
 def cache_share(namespace: Mapping[str, Any]) -> dict[str, Any]:
     """The cache's share of every decode step's read, against batch size, at three lengths."""
     data = cache_share_data(namespace)
-    series = []
-    for curve, colour in zip(data["curves"], PALETTE, strict=True):
-        series.append({
-            **curve,
-            "mode": "lines+markers",
-            "type": "scatter",
-            "line": {"color": colour, "width": 3},
-            "marker": {"size": 7},
-            "hovertemplate": "batch %{x}: %{y:.1f}% of the read is cache<extra>%{fullData.name}</extra>",
-        })
+    series = line_series(data["curves"], PALETTE, "batch %{x}: %{y:.1f}% of the read is cache")
     return {
         "data": series,
         "layout": {
@@ -85,16 +83,8 @@ def step_vs_batch(namespace: Mapping[str, Any]) -> dict[str, Any]:
 def journey_shares(namespace: Mapping[str, Any]) -> dict[str, Any]:
     """Each phase's share of one request's wall clock, against how many tokens it writes."""
     data = journey_shares_data(namespace)
-    series = []
-    for curve, colour in zip(data["curves"], ["#0f766e", "#7c3aed", "#b45309"], strict=True):  # as in the figure
-        series.append({
-            **curve,
-            "mode": "lines+markers",
-            "type": "scatter",
-            "line": {"color": colour, "width": 3},
-            "marker": {"size": 7},
-            "hovertemplate": "%{x} tokens out: %{y:.1f}% of the request<extra>%{fullData.name}</extra>",
-        })
+    series = line_series(data["curves"], ["#0f766e", "#7c3aed", "#b45309"],  # the figure's colours
+                         "%{x} tokens out: %{y:.1f}% of the request")
     return {
         "data": series,
         "layout": {

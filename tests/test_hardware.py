@@ -3,7 +3,6 @@ roofline calculator in Chromium over file:// with the network blocked, against C
 from __future__ import annotations
 
 import pytest
-from playwright.sync_api import expect
 
 from arithmetic import check
 from calc.calculators import HARDWARE
@@ -11,7 +10,7 @@ from calc.cards import CARDS
 from calc.facts import facts
 from calc.present import leaves
 from calc.units import Result
-from conftest import Watched
+from conftest import Calculator, booted_page
 
 DOC = "04-hardware.html"
 CALC = "[data-calculator=hardware]"
@@ -140,35 +139,15 @@ def test_the_page_carries_the_chart_the_figure_and_the_calculator(site):
 
 # ---- In Chromium, from file://, offline.
 
+DRIVER = Calculator("hardware")
+
+
 @pytest.fixture(scope="module")
 def hw_page(browser, tmp_path_factory):
-    import build
-    from conftest import ROOT
-    site = tmp_path_factory.mktemp("hw-site") / "site"
-    build.build(ROOT / "content", site, only="04")
-    context = browser.new_context(viewport={"width": 1200, "height": 900})
-    watched = Watched(context, site)
-    watched.page.goto(watched.url_of(DOC))
-    watched.page.evaluate("() => window.runbookCalculator.start()")
-    yield watched
-    assert watched.network() == []
-    assert watched.problems == []
-    context.close()
+    yield from booted_page(browser, tmp_path_factory, "04", DOC)
 
 
-def settle(page) -> str:
-    expect(page.locator(CALC)).not_to_have_attribute("data-state", "computing", timeout=60_000)
-    return page.get_attribute(CALC, "data-state")
-
-
-def set_inputs(page, **values) -> str:
-    for name, value in values.items():
-        field = page.locator(f"{CALC} [name={name}]")
-        if field.evaluate("node => node.tagName") == "SELECT":
-            field.select_option(value)
-        else:
-            field.fill(value)
-    return settle(page)
+settle, set_inputs = DRIVER.settle, DRIVER.set
 
 
 def reset(page) -> None:

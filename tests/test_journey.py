@@ -6,7 +6,6 @@ from __future__ import annotations
 from dataclasses import replace
 
 import pytest
-from playwright.sync_api import expect
 
 from arithmetic import check
 from calc import journey as journeys
@@ -17,7 +16,7 @@ from calc.facts import facts
 from calc.precision import KV_PRECISIONS, PRECISIONS
 from calc.present import leaves
 from calc.stack import REFERENCE, Workload
-from conftest import Watched
+from conftest import Calculator, booted_page
 
 DOC = "03-journey.html"
 CALC = "[data-calculator=journey]"
@@ -101,40 +100,18 @@ def test_the_calculator_refuses_a_request_that_cannot_run():
 
 # The calculator in the browser
 
+DRIVER = Calculator("journey")
+
+
 @pytest.fixture(scope="module")
 def journey_page(browser, tmp_path_factory):
-    import build
-    from conftest import ROOT
-    site = tmp_path_factory.mktemp("journey-site") / "site"
-    build.build(ROOT / "content", site, only="03")
-    context = browser.new_context(viewport={"width": 1200, "height": 900})
-    watched = Watched(context, site)
-    watched.page.goto(watched.url_of(DOC))
-    watched.page.evaluate("() => window.runbookCalculator.start()")
-    yield watched
-    assert watched.network() == []
-    assert watched.problems == []
-    context.close()
+    yield from booted_page(browser, tmp_path_factory, "03", DOC)
 
 
-def settle(page) -> str:
-    expect(page.locator(CALC)).not_to_have_attribute("data-state", "computing", timeout=60_000)
-    return page.get_attribute(CALC, "data-state")
+settle, set_inputs = DRIVER.settle, DRIVER.set
 
 
-def set_inputs(page, **values) -> str:
-    for name, value in values.items():
-        field = page.locator(f"{CALC} [name={name}]")
-        if field.evaluate("node => node.tagName") == "SELECT":
-            field.select_option(value)
-        else:
-            field.fill(value)
-    return settle(page)
-
-
-def live_figures(page) -> dict[str, str]:
-    return page.eval_on_selector_all(
-        "[data-live~=journey] [data-ref]", "nodes => Object.fromEntries(nodes.map(n => [n.dataset.ref, n.textContent]))")
+live_figures = DRIVER.live
 
 
 def test_figures_before_and_after_python_starts_are_identical(journey_page):
