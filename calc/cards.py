@@ -103,13 +103,14 @@ B200 = Card(
     name="B200 180 GB",
     marketed_gb=180,
     reported_mib=183359,
-    hbm_tb_per_s=8.0,
+    hbm_tb_per_s=7.7,
     bf16_dense_tflops=2250,
     fp8_dense_tflops=4500,
     power_w=1000,
     interconnect="NVLink 5",
     interconnect_gb_per_s=1800,
-    source=_nvidia("HGX B200 (per GPU: 4.5 PFLOP/s bf16 and 9 PFLOP/s fp8 there are sparse; 64 TB/s HBM over eight GPUs)",
+    source=_nvidia("HGX B200 (per GPU: 4.5 PFLOP/s bf16 and 9 PFLOP/s fp8 there are sparse; the current table gives "
+                   "62 TB/s of HBM over eight GPUs, 7.7 TB/s each, where earlier sheets said 64)",
                    "183,359 MiB is nvidia-smi's total on a B200"),
     bf16_sparse_tflops=4500,
 )

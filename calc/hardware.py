@@ -71,6 +71,14 @@ class Prefill:
                       worked=f"{self.ops.operand} ÷ {MS.precise(self.time.value)} = {TFLOPS.show(value)}")
 
 
+def computing_time(stack: Stack, ops: Result) -> Result:
+    """A prefill's arithmetic alone, at the achieved compute: set against its reading time."""
+    rate = timing.achieved(timing.peak_compute(stack.card, stack.weight_precision), stack.efficiency.mfu, "MFU")
+    seconds = ops.value / rate.value
+    return Result(seconds, MS, formula="prefill operations ÷ achieved compute",
+                  worked=f"{ops.operand} ÷ {rate.operand} = {MS.show(seconds)}")
+
+
 def prefill(stack: Stack, prompt: int) -> Prefill:
     ops = operations.prefill_ops(stack.model, prompt)
     written = decode_read(stack.model, stack.weight_precision, stack.kv_precision, 1,
@@ -82,7 +90,7 @@ def prefill(stack: Stack, prompt: int) -> Prefill:
         prompt=prompt,
         ops=ops,
         intensity=timing.prefill_intensity(stack, prompt),
-        compute_time=timing.prefill_time(stack, prompt),
+        compute_time=computing_time(stack, ops),
         memory_time=Result(seconds, MS, formula="(weights read + cache written) ÷ (bandwidth fraction × bandwidth)",
                            worked=f"{GB_MOVED.precise(moved)} ÷ {bandwidth.operand} = {MS.show(seconds)}"),
     )

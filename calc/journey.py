@@ -15,6 +15,7 @@ from . import operations, timing
 from .anatomy import count_parameters
 from .kvcache import blocks_for, bytes_for_tokens, bytes_per_token
 from .precision import BF16
+from .roofline import weights_read
 from .stack import Stack
 from .units import (COUNT, GB_MOVED, GIB_HELD, MS, MS_WHOLE, PERCENT, RATIO, TIMES, TFLOP, TOKENS, TOKENS_PER_S, Result, Unit, given,
                     grouped, plain)
@@ -48,8 +49,9 @@ ADMIT = Assumption(0.000_1, "reasoning: one pass of the scheduler's Python bookk
                             "finds free blocks and a batch slot at once")
 PER_BLOCK = Assumption(0.000_000_8, "reasoning: the block manager pops a free block id off a list and records it "
                                     "in the request's block table, under a microsecond of Python each")
-SAMPLE = Assumption(0.000_2, "reasoning: temperature, top-p's sort over the whole vocabulary and one draw, a "
-                             "dozen small GPU kernels of about ten microseconds each")
+SAMPLE = Assumption(0.000_1, "reasoning: temperature, top-p and one draw over the vocabulary as a handful of "
+                             "small GPU kernels (vLLM V1 can use FlashInfer's sort-free top-p sampling); paid on "
+                             "every step, since the next step needs the token")
 EMIT = Assumption(0.000_2, "reasoning: incremental detokenisation of one id, a UTF-8 check, and one server-sent "
                            "event written by asyncio")
 FINISH = Assumption(0.000_1, "reasoning: the stop check, the last event, and the request's block ids returned to "
@@ -321,9 +323,12 @@ def journey(stack: Stack, prompt: int, output: int, cases: bool = True) -> Journ
     blocks_value = pass_ops.value - head_ops.value
     blocks_ops = Result(blocks_value, TFLOP, formula="prefill operations − the LM head's",
                         worked=f"{pass_ops.operand} − {head_ops.operand} = {TFLOP.show(blocks_value)}")
-    head_s = head_ops.value / compute.value
-    head = Result(head_s, MS, formula="LM head operations on the last position ÷ (MFU × dense peak)",
-                  worked=f"{head_ops.operand} ÷ {compute.operand} = {MS.show(head_s)}")
+    head_bytes = operations.head_parameters(model) * element
+    head_computing, head_reading = head_ops.value / compute.value, head_bytes / bandwidth.value
+    head_s = max(head_computing, head_reading)
+    head = Result(head_s, MS, formula="the longer of the LM head's operations ÷ achieved compute and its matrix ÷ achieved bandwidth",
+                  worked=(f"max({head_ops.operand} ÷ {compute.operand}, {GB_MOVED.precise(head_bytes)} ÷ "
+                          f"{bandwidth.operand}) = {MS.show(head_s)}"))
     # The pass is timing.prefill_time, computing or, for a short prompt, reading the weights;
     # the blocks' share of it is what the head leaves.
     prefill_s = prefill_pass.value - head_s
@@ -334,9 +339,10 @@ def journey(stack: Stack, prompt: int, output: int, cases: bool = True) -> Journ
     step = timing.decode_step(stack, 1, prompt + output // 2)
     steps = Result(output - 1, COUNT, formula="output tokens − 1 (prefill produced the first)",
                    worked=f"{grouped(output)} − 1 = {grouped(output - 1)}")
-    decode_s = (output - 1) * step.time.value
-    decode = Result(decode_s, MS, formula="(output − 1) × decode step at the output's midpoint",
-                    worked=f"{grouped(output - 1)} × {step.time.operand} = {MS.show(decode_s)}")
+    decode_s = (output - 1) * (step.time.value + SAMPLE.value)
+    decode = Result(decode_s, MS, formula="(output − 1) × (decode step at the output's midpoint + sampling)",
+                    worked=(f"{grouped(output - 1)} × ({step.time.operand} + {MS.precise(SAMPLE.value)}) = "
+                            f"{MS.show(decode_s)}"))
     blocks_at_end = _blocks(prompt + output - 1, stack.block_size, "tokens cached at the end")
 
     timed = [
@@ -393,7 +399,8 @@ def warm(cold: Journey, compute: Result) -> Warm:
     """Prefix caching: only the uncached tail of the prompt is prefilled, attending to the whole prompt."""
     model = cold.stack.model
     prompt = int(cold.prompt.value)
-    cached_tokens = min(int(prompt * WARM_FRACTION.value), prompt - 1)
+    block = cold.stack.block_size
+    cached_tokens = min(int(prompt * WARM_FRACTION.value) // block * block, prompt - 1)  # only full blocks are cached
     tail = prompt - cached_tokens
     head = operations.head_parameters(model)
     block_params = operations.multiplied_parameters(model).value - head
@@ -403,15 +410,18 @@ def warm(cold: Journey, compute: Result) -> Warm:
     ops = Result(value, TFLOP, formula="2 × block parameters × uncached + 2 × LM head + attention × positions attended",
                  worked=(f"2 × {grouped(block_params)} × {grouped(tail)} + 2 × {grouped(head)} + "
                          f"{grouped(per_position)} × {grouped(positions)} = {TFLOP.show(value)}"))
-    seconds = value / compute.value
-    prefill = Result(seconds, MS, formula="uncached prefill operations ÷ (MFU × dense peak)",
-                     worked=f"{ops.operand} ÷ {compute.operand} = {MS.show(seconds)}")
+    bandwidth = timing.achieved(cold.stack.card.bandwidth, cold.stack.efficiency.bandwidth_fraction, "bandwidth fraction")
+    weights = weights_read(model, cold.stack.weight_precision)
+    seconds = max(value / compute.value, weights.value / bandwidth.value)
+    prefill = Result(seconds, MS, formula="the longer of the uncached operations ÷ achieved compute and the weights ÷ achieved bandwidth",
+                     worked=(f"max({ops.operand} ÷ {compute.operand}, {weights.operand} ÷ {bandwidth.operand}) = "
+                             f"{MS.show(seconds)}"))
     speedup = cold.prefill_pass.value / seconds
     saved = (cold.prefill_pass.value - seconds) / cold.total.value
     ttft = cold.ttft.value - cold.prefill_pass.value + seconds
     return Warm(
-        cached=Result(cached_tokens, TOKENS, formula="⌊prompt × share already cached⌋, at least one token left",
-                      worked=(f"⌊{grouped(prompt)} × {plain(WARM_FRACTION.value)}⌋ = {TOKENS.show(cached_tokens)}"
+        cached=Result(cached_tokens, TOKENS, formula="the cached share of the prompt in whole blocks, at least one token left",
+                      worked=(f"⌊{grouped(prompt)} × {plain(WARM_FRACTION.value)} ÷ {block}⌋ × {block} = {TOKENS.show(cached_tokens)}"
                               if cached_tokens < prompt - 1 or prompt == 1 else
                               f"{grouped(prompt)} − 1 = {TOKENS.show(cached_tokens)}")),
         computed=Result(tail, TOKENS, formula="prompt − cached",

@@ -39,14 +39,15 @@ def test_the_reference_stages_worked_by_hand():
     bandwidth = 0.60 * 3.35e12
     ops = 2 * block_params * prompt + 2 * head + per_position * prompt * (prompt + 1) // 2
     assert trip.pass_ops.value == ops
-    assert trip.prefill.time.value == pytest.approx((ops - 2 * head) / compute, rel=1e-12)
-    assert trip.head.time.value == pytest.approx(2 * head / compute, rel=1e-12)
+    head_time = max(2 * head / compute, 2 * head / bandwidth)  # the head's matrix is read once: 1.05 GB
+    assert trip.head.time.value == pytest.approx(head_time, rel=1e-12)
+    assert trip.prefill.time.value + trip.head.time.value == pytest.approx(ops / compute, rel=1e-12)
     assert trip.embed.time.value == pytest.approx(2 * prompt * hidden * 2 / bandwidth, rel=1e-12)
     weights = 16_060_522_496 - 1_050_673_152  # every matrix multiplied; the embedding is gathered
     cache = (prompt + output // 2) * 2 * layers * 8 * 128 * 2
     step = (weights + cache) / bandwidth
     assert trip.step.time.value == pytest.approx(step, rel=1e-12)
-    assert trip.decode.time.value == pytest.approx((output - 1) * step, rel=1e-12)
+    assert trip.decode.time.value == pytest.approx((output - 1) * (step + 0.000_1), rel=1e-12)  # step + sampling
     assert trip.tokenise.time.value == pytest.approx(prompt / (13.8e6 / 4.5 / 4), rel=1e-12)
     assert (trip.blocks.value, trip.blocks_at_end.value) == (125, 144)
     assert trip.allocate.time.value == pytest.approx(125 * 0.8e-6)
@@ -80,7 +81,8 @@ def test_journey_and_the_time_model_agree(prompt, output, card, weights, kv):
     assert trip.prefill_pass.value == prefill.value
     assert trip.prefill.time.value + trip.head.time.value == pytest.approx(prefill.value, rel=1e-12)
     assert trip.step.time.value == step.time.value
-    assert trip.prefill_pass.value + trip.decode.time.value == pytest.approx(
+    sampling = (output - 1) * journeys.SAMPLE.value  # the time model leaves sampling out; the journey names it
+    assert trip.prefill_pass.value + trip.decode.time.value - sampling == pytest.approx(
         timing.request_time(stack, prompt, output, 1).value, rel=1e-12)
     assert facts(stack)["journey"].prefill_pass.value == facts(stack)["workload"]["prefill"].value
 
