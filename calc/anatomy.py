@@ -1,6 +1,8 @@
 """Where a model's parameters live, counted from its config rather than read off a model card."""
 from __future__ import annotations
 
+from functools import lru_cache
+
 from dataclasses import dataclass
 
 from .models import Model
@@ -50,6 +52,7 @@ class ParameterCount:
                               f"{grouped(self.total.value)} = {PERCENT.show(value)}"))
 
 
+@lru_cache(maxsize=512)
 def count_parameters(model: Model) -> ParameterCount:
     """The exact parameter count of a Llama-style decoder (RMSNorm, SwiGLU, optional MoE)."""
     hidden, head_dim = model.hidden_size, model.head_dim

@@ -1,6 +1,8 @@
 """The KV cache: what one token leaves behind, and how many users a card can hold."""
 from __future__ import annotations
 
+from functools import lru_cache
+
 import math
 from dataclasses import dataclass, replace
 
@@ -13,6 +15,7 @@ from .units import (COUNT, FRACTION, GIB_HELD, KIB_HELD, PERCENT, RATIO, TIMES, 
 FORMULA = "bytes = 2 × layers × kv_heads × head_dim × seq_len × bytes_per_element"
 
 
+@lru_cache(maxsize=512)
 def bytes_per_token(model: Model, kv_precision: Precision) -> Result:
     """2 (a key and a value) × layers × KV heads × head dimension × bytes per element."""
     factors = (2, model.num_hidden_layers, model.num_key_value_heads, model.head_dim)
@@ -136,6 +139,7 @@ class Ladder:
         return "the KV budget: cache memory, not compute"
 
 
+@lru_cache(maxsize=512)
 def ladder(stack: Stack) -> Ladder:
     """Capacity × utilisation − weights − activations = KV budget; ÷ per-user cache = users."""
     capacity = stack.card.reported_capacity

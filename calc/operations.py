@@ -13,6 +13,8 @@ N(N + 1) ÷ 2 positions in all, never N². A sliding window caps each token's po
 """
 from __future__ import annotations
 
+from functools import lru_cache
+
 from .anatomy import count_parameters
 from .models import Model
 from .units import COUNT, GFLOP, TFLOP, TOKENS, Result, grouped
@@ -22,6 +24,7 @@ PREFILL_FORMULA = ("operations = 2 × block parameters × N + 2 × head paramete
                    "+ 4 × layers × query heads × head_dim × N(N + 1) ÷ 2")
 
 
+@lru_cache(maxsize=512)
 def block_parameters(model: Model) -> int:
     """Block-matrix parameters one token multiplies by: for a mixture of experts, only the experts
     it is routed to."""
@@ -43,6 +46,7 @@ def head_ops(model: Model) -> Result:
                   worked=f"2 × {grouped(model.vocab_size)} × {grouped(model.hidden_size)} = {GFLOP.show(2 * head)}")
 
 
+@lru_cache(maxsize=512)
 def multiplied_parameters(model: Model) -> Result:
     """Parameters a sampled token multiplies by: the active block matrices and the LM head."""
     active_blocks = block_parameters(model)
@@ -59,6 +63,7 @@ def attention_width(model: Model) -> int:
     return model.num_attention_heads * model.head_dim
 
 
+@lru_cache(maxsize=512)
 def linear_ops_per_token(model: Model) -> Result:
     params = multiplied_parameters(model)
     value = 2 * params.value
@@ -66,6 +71,7 @@ def linear_ops_per_token(model: Model) -> Result:
                   worked=f"2 × {grouped(params.value)} = {GFLOP.show(value)}")
 
 
+@lru_cache(maxsize=512)
 def attention_ops_per_position(model: Model) -> Result:
     """Operations for one token to attend to one position, across every layer."""
     width = attention_width(model)
@@ -82,6 +88,7 @@ def causal_positions(model: Model, prompt: int) -> int:
     return window * (window + 1) // 2 + (prompt - window) * window
 
 
+@lru_cache(maxsize=512)
 def prefill_ops(model: Model, prompt: int) -> Result:
     """One prompt of `prompt` tokens through the whole model: every position through the blocks,
     the LM head for the last position only, and causal attention."""

@@ -1,6 +1,8 @@
 """Number formats, by the bytes each stored value really costs."""
 from __future__ import annotations
 
+from functools import lru_cache
+
 from dataclasses import dataclass
 
 from .anatomy import count_parameters
@@ -40,6 +42,7 @@ PRECISIONS: dict[str, Precision] = {p.name: p for p in (BF16, FP8, INT4)}
 KV_PRECISIONS: dict[str, Precision] = {p.name: p for p in (BF16, FP8)}
 
 
+@lru_cache(maxsize=512)
 def weight_bytes(model: Model, precision: Precision) -> Result:
     """Memory the weights hold. A quantised checkpoint converts the blocks' matrices only; the
     embedding table, the LM head and the norms stay in bf16 (QUANTISED_WEIGHTS_SOURCE)."""

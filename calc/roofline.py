@@ -1,6 +1,8 @@
 """What one decode step must read from memory, and how much of it is cache."""
 from __future__ import annotations
 
+from functools import lru_cache
+
 from dataclasses import dataclass
 
 from .anatomy import count_parameters
@@ -39,6 +41,7 @@ class DecodeRead:
                       worked=f"{self.weights.operand} ÷ {self.total.operand} = {PERCENT.show(value)}")
 
 
+@lru_cache(maxsize=512)
 def weights_read(model: Model, precision: Precision) -> Result:
     """Weight bytes one forward step reads: every matrix it multiplies by. An untied embedding
     table is gathered, one row per token, not streamed; a tied one is read whole as the LM head."""
@@ -52,6 +55,7 @@ def weights_read(model: Model, precision: Precision) -> Result:
                   worked=f"{grouped(held)} B − {grouped(table)} B = {grouped(value)} B = {GB_MOVED.show(value)}")
 
 
+@lru_cache(maxsize=512)
 def decode_read(model: Model, weights: Precision, kv: Precision, batch: int, tokens: int) -> DecodeRead:
     """One decode step at `batch` sequences of `tokens` tokens each."""
     per_token = bytes_per_token(model, kv)

@@ -8,6 +8,8 @@ named inputs (`Efficiency`), with the measurements they stand for in calc.measur
 """
 from __future__ import annotations
 
+from functools import lru_cache
+
 import math
 from dataclasses import dataclass
 
@@ -20,6 +22,7 @@ from .stack import Stack
 from .units import COUNT, FLOP_PER_BYTE, FRACTION, GFLOP, MS, PERCENT, SECONDS, TFLOPS, TOKENS, TOKENS_PER_S, Result, given, grouped
 
 
+@lru_cache(maxsize=512)
 def peak_compute(card: Card, precision: Precision) -> Result:
     """The dense tensor peak the matrix multiplies run at. fp8 checkpoints of this family quantise
     activations too (W8A8), so they use fp8 tensor cores where the card has them; int4 (AWQ, GPTQ)
@@ -57,6 +60,7 @@ def ridge_point(card: Card, precision: Precision) -> Result:
                   worked=f"{peak} ÷ {card.bandwidth} = {FLOP_PER_BYTE.show(value)}")
 
 
+@lru_cache(maxsize=512)
 def effective_ridge(stack: Stack) -> Result:
     """The ridge as the model sees it: achieved compute ÷ achieved bandwidth."""
     compute = achieved(peak_compute(stack.card, stack.weight_precision), stack.efficiency.mfu, "MFU")
@@ -66,6 +70,7 @@ def effective_ridge(stack: Stack) -> Result:
                   worked=f"{compute.operand} ÷ {bandwidth.operand} = {FLOP_PER_BYTE.show(value)}")
 
 
+@lru_cache(maxsize=512)
 def prefill_time(stack: Stack, prompt: int) -> Result:
     """A prompt's operations at the achieved compute rate, or, for a prompt too short to keep the
     card busy, the time to read the weights once, whichever is longer."""
@@ -215,6 +220,7 @@ class DecodeStep:
                       worked=f"1 ÷ {MS.precise(self.time.value)} = {TOKENS_PER_S.show(value)}")
 
 
+@lru_cache(maxsize=512)
 def decode_step(stack: Stack, batch: int, tokens: int) -> DecodeStep:
     """`batch` sequences each holding `tokens` tokens (a window caps what is read and attended)."""
     held = stack.model.tokens_cached(tokens)
@@ -241,6 +247,7 @@ def decode_step(stack: Stack, batch: int, tokens: int) -> DecodeStep:
     )
 
 
+@lru_cache(maxsize=512)
 def matmul_crossing(stack: Stack) -> Result:
     """The batch at which the matrix multiplies take as long to compute as to read their weights:
     ridge × weight bytes read ÷ (2 × parameters multiplied per token). It does not depend on length."""
@@ -263,6 +270,7 @@ def attention_intensity(stack: Stack) -> Result:
                   worked=f"{grouped(per_position)} FLOP ÷ {grouped(per_token)} B = {FLOP_PER_BYTE.show(value, 1)}")
 
 
+@lru_cache(maxsize=512)
 def decode_intensity_limit(stack: Stack, tokens: int) -> Result:
     """Where decode's intensity levels off as the batch grows: each added sequence brings its own
     operations and its own cache to read, so their ratio, not the batch, sets the ceiling."""
@@ -289,6 +297,7 @@ class Crossing:
         return self.admitted.value >= self.batch.value
 
 
+@lru_cache(maxsize=512)
 def compute_bound_batch(stack: Stack, tokens: int) -> Crossing:
     """The matrix multiplies' crossing set against the sequences of this length the cache admits,
     and the step's intensity ceiling at this length."""
