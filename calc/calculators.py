@@ -6,8 +6,7 @@ import json
 from dataclasses import replace
 from typing import Any, Mapping
 
-from . import hardware, operations, timing
-from . import journey as journeys
+from . import operations, timing
 from .calculator import Calculator
 from .facts import Facts, facts
 from .fields import (ACTIVATIONS, BANDWIDTH, BATCH, CARD, CONTEXT_LIMIT, CONVERSATION, HELD, KV, MFU, MODEL, OUTPUT,
@@ -96,14 +95,16 @@ def request_fits(parsed: Mapping[str, Any]) -> dict[str, str]:
     stack = REFERENCE
     for f in JOURNEY_FIELDS:
         stack = f.apply(stack, parsed[f.name])
-    problem = journeys.fits(stack, parsed["prompt"], parsed["output"])
+    from . import journey
+    problem = journey.fits(stack, parsed["prompt"], parsed["output"])
     return {"prompt": problem} if problem else {}
 
 
 def journey_shares(namespace: Facts) -> dict:
     """Each phase's share of the wall clock against output length, and the rows of its data table."""
     stack = namespace.stack
-    curves = journeys.share_curves(stack, stack.workload.prompt)
+    from . import journey
+    curves = journey.share_curves(stack, stack.workload.prompt)
     return {"curves": curves, "rows": chart_rows(curves, 1, "%")}
 
 
@@ -117,11 +118,16 @@ JOURNEY = Calculator(
     results="components/calculators/journey.html.j2",
 )
 
+def _roofline(namespace: Facts) -> dict:
+    from . import hardware
+    return hardware.roofline_curves(namespace)
+
+
 HARDWARE = Calculator(
     name="hardware",
     label="Roofline calculator",
     fields=(MODEL, CARD, WEIGHTS, KV, PROMPT, HELD, BATCH, MFU, BANDWIDTH),
-    curves={"roofline": hardware.roofline_curves},
+    curves={"roofline": _roofline},
     results="components/calculators/hardware.html.j2",
 )
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 from typing import Callable, Iterator, Mapping
 
-from . import hardware, journey, kvcache, measured, operations, roofline, timing
+from . import kvcache, measured, operations, roofline, timing
 from .anatomy import count_parameters
 from .models import CATALOGUE, Model
 from .precision import BF16, FP8, INT4, weight_bytes
@@ -285,9 +285,21 @@ SECTIONS: dict[str, Callable[[Stack, "Facts"], object]] = {
     "time": lambda stack, made: times(stack, made["ladder"]),
     "workload": lambda stack, made: workload(stack, made["ladder"]),
     "measured": lambda stack, made: measurements(stack),
-    "journey": lambda stack, made: journey.journey(stack, stack.workload.prompt, stack.workload.output),
-    "hardware": lambda stack, made: hardware.section(stack, made["ladder"]),
+    "journey": lambda stack, made: _journey(stack),
+    "hardware": lambda stack, made: _hardware(stack, made["ladder"]),
 }
+
+
+# Documents' own modules load when a page first asks for their section, so a calculator's Python
+# starts without importing what its page never shows.
+def _journey(stack: Stack) -> object:
+    from . import journey
+    return journey.journey(stack, stack.workload.prompt, stack.workload.output)
+
+
+def _hardware(stack: Stack, ladder: kvcache.Ladder) -> object:
+    from . import hardware
+    return hardware.section(stack, ladder)
 
 
 class Facts(Mapping[str, object]):
