@@ -14,7 +14,7 @@ from dataclasses import dataclass, replace
 from . import kvcache, measured, operations, timing
 from .cards import CARDS, Card
 from .precision import BF16, FP8, INT4, weight_bytes
-from .roofline import DecodeRead, decode_read, step_floor, weights_read
+from .roofline import decode_read, step_floor, weights_read
 from .stack import Stack
 from .units import (COUNT, FLOP_PER_BYTE, GB, GB_MOVED, GIB_HELD, MS, RATIO, RATIO_FINE, TFLOPS, TOKENS,
                     TOKENS_PER_S, Result, given, grouped)

@@ -187,18 +187,6 @@ class Journey:
         return bytes_for_tokens(bytes_per_token(self.stack.model, self.stack.kv_precision), int(self.prompt.value))
 
     @property
-    def head_read_bound(self) -> Result:
-        """The head as a kernel on its own: reading its matrix at the achieved bandwidth."""
-        model, stack = self.stack.model, self.stack
-        element = BF16.bytes if stack.weight_precision.quantised else stack.weight_precision.bytes
-        size = operations.head_parameters(model) * element
-        read = Result(size, GB_MOVED, worked=f"{grouped(size)} B = {GB_MOVED.show(size)}")
-        bandwidth = timing.achieved(stack.card.bandwidth, stack.efficiency.bandwidth_fraction, "bandwidth fraction")
-        value = size / bandwidth.value
-        return Result(value, MS, formula="LM head bytes ÷ (bandwidth fraction × bandwidth)",
-                      worked=f"{read.operand} ÷ {bandwidth.operand} = {MS.show(value)}")
-
-    @property
     def weights_per_prompt_token(self) -> Result:
         """Prefill reads the weights once for the whole prompt: the read each prompt token carries."""
         weights = self.step.read.weights
