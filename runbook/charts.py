@@ -12,6 +12,12 @@ from calc.roofline import CURVE_BATCHES
 from calc.timing import STEP_BATCHES
 
 PALETTE = ["#0f766e", "#b45309", "#7c3aed"]
+# Every chart's type and background: the page's own font, and transparent so the page shows through.
+PAGE_STYLE = {
+    "font": {"family": "system-ui, -apple-system, 'Segoe UI', sans-serif", "size": 14, "color": "#1c1917"},
+    "paper_bgcolor": "rgba(0,0,0,0)",
+    "plot_bgcolor": "rgba(0,0,0,0)",
+}
 
 
 def line_series(curves: list[dict], colours: list[str], hover: str) -> list[dict[str, Any]]:
@@ -34,16 +40,13 @@ def cache_share(namespace: Mapping[str, Any]) -> dict[str, Any]:
                       "ticksuffix": "%", "gridcolor": "#e7e5e4"},
             "legend": {"orientation": "h", "y": 1.12, "x": 0},
             "margin": {"l": 64, "r": 16, "t": 40, "b": 56},
-            "font": {"family": "system-ui, -apple-system, 'Segoe UI', sans-serif", "size": 14, "color": "#1c1917"},
-            "paper_bgcolor": "rgba(0,0,0,0)",
-            "plot_bgcolor": "rgba(0,0,0,0)",
+            **PAGE_STYLE,
             "height": 380,
         },
         "table": {"columns": ["batch"] + [s["name"] for s in series], "rows": data["rows"]},
     }
 
 
-FONT = {"family": "system-ui, -apple-system, 'Segoe UI', sans-serif", "size": 14, "color": "#1c1917"}
 STEP_STYLES = [
     {"line": {"color": "#0f766e", "width": 2, "dash": "dot"}, "mode": "lines"},
     {"line": {"color": "#b45309", "width": 2, "dash": "dot"}, "mode": "lines"},
@@ -70,9 +73,7 @@ def step_vs_batch(namespace: Mapping[str, Any]) -> dict[str, Any]:
                        "rangemode": "tozero", "showgrid": False},
             "legend": {"orientation": "h", "y": -0.25, "x": 0},
             "margin": {"l": 64, "r": 64, "t": 16, "b": 120},
-            "font": FONT,
-            "paper_bgcolor": "rgba(0,0,0,0)",
-            "plot_bgcolor": "rgba(0,0,0,0)",
+            **PAGE_STYLE,
             "height": 460,
         },
         "table": {"columns": ["batch", "matrix multiplies (ms)", "attention (ms)", "step (ms)", "tokens/s"],
@@ -95,9 +96,7 @@ def journey_shares(namespace: Mapping[str, Any]) -> dict[str, Any]:
                       "ticksuffix": "%", "gridcolor": "#e7e5e4"},
             "legend": {"orientation": "h", "y": 1.12, "x": 0},
             "margin": {"l": 64, "r": 16, "t": 40, "b": 56},
-            "font": {"family": "system-ui, -apple-system, 'Segoe UI', sans-serif", "size": 14, "color": "#1c1917"},
-            "paper_bgcolor": "rgba(0,0,0,0)",
-            "plot_bgcolor": "rgba(0,0,0,0)",
+            **PAGE_STYLE,
             "height": 380,
         },
         "table": {"columns": ["output tokens"] + [s["name"] for s in series], "rows": data["rows"]},
@@ -142,9 +141,7 @@ def roofline(namespace: Mapping[str, Any]) -> dict[str, Any]:
             "yaxis": {"title": {"text": "TFLOP/s (log)"}, "type": "log", "dtick": 1, "gridcolor": "#e7e5e4"},
             "legend": {"orientation": "h", "y": 1.02, "yanchor": "bottom", "x": 0, "font": {"size": 12}},
             "margin": {"l": 56, "r": 12, "t": 8, "b": 48},
-            "font": {"family": "system-ui, -apple-system, 'Segoe UI', sans-serif", "size": 14, "color": "#1c1917"},
-            "paper_bgcolor": "rgba(0,0,0,0)",
-            "plot_bgcolor": "rgba(0,0,0,0)",
+            **PAGE_STYLE,
         },
         "table": {"columns": ["roof or point", "FLOP/B", "TFLOP/s", "what it is"], "rows": data["rows"]},
     }
