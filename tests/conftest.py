@@ -126,3 +126,15 @@ class Calculator:
         return page.eval_on_selector_all(
             f"[data-live~={self.name}] [data-ref]",
             "nodes => Object.fromEntries(nodes.map(n => [n.dataset.ref, n.textContent]))")
+
+    def refuse(self, page, field: str, value: str, expected: str) -> dict[str, str]:
+        """Type a bad value: the field's message is `expected`, the field is marked invalid, and the
+        last valid figures stay, with nothing unprintable in them. Returns those figures."""
+        before = self.live(page)
+        assert self.set(page, **{field: value}) == "invalid"
+        assert page.text_content(f"{self.selector} [data-error-for={field}]") == expected
+        assert page.get_attribute(f"{self.selector} [name={field}]", "aria-invalid") == "true"
+        after = self.live(page)
+        assert after == before, "the last valid figures stay"
+        assert not any(word in text for text in after.values() for word in ("NaN", "Infinity", "undefined"))
+        return after
