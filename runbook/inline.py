@@ -4,9 +4,9 @@ Templates link assets the ordinary way, so they read like any page; this stage r
 those tags with the files' contents, then refuses a page that still points outside itself.
 
 - `<link rel="stylesheet" href="assets/x.css">`                 → `<style>` with the file
-- `<script src="assets/x.js"></script>`                         → the script inline
+- `<script [id="…"] src="assets/x.js"></script>`                → the script inline
 - `<script type="text/plain" … src="…"></script>`               → the file as text (also application/json)
-- `<script type="application/gzip" … src="…"></script>`         → the file gzipped, in base64
+- `<script type="application/zstd" … src="…"></script>`         → the file packed (Zstandard, base85)
 
 Sources: `assets/…` from templates/, `vendor/PACKAGE/FILE` from the pinned npm packages,
 `runtime/FILE` made by runbook/runtime.py.
@@ -20,9 +20,9 @@ from pathlib import Path
 from . import runtime, vendor
 
 STYLESHEET = re.compile(r'<link rel="stylesheet" href="([^"]+)">')
-SCRIPT = re.compile(r'<script src="([^"]+)"></script>')
+SCRIPT = re.compile(r'<script((?: id="[^"]+")?) src="([^"]+)"></script>')
 TEXT = re.compile(r'<script type="(text/plain|application/json)"([^>]*?) src="([^"]+)"></script>')
-PACKED = re.compile(r'<script type="application/gzip"([^>]*?) src="([^"]+)"></script>')
+PACKED = re.compile(r'<script type="application/zstd"([^>]*?) src="([^"]+)"></script>')
 EXTERNAL = re.compile(
     r"""(?:\b(?:src|href|action|poster|data)\s*=\s*["']?\s*(?:https?:)?//)"""
     r"""|(?:url\(\s*["']?\s*(?:https?:)?//)"""
@@ -53,9 +53,9 @@ def inline_assets(html: str, templates: Path) -> str:
         return source(href, templates).decode("utf-8")
 
     html = STYLESHEET.sub(lambda m: f"<style>\n{text(m.group(1))}</style>", html)
-    html = SCRIPT.sub(lambda m: f"<script>\n{_escape_script(text(m.group(1)))}\n</script>", html)
+    html = SCRIPT.sub(lambda m: f"<script{m.group(1)}>\n{_escape_script(text(m.group(2)))}\n</script>", html)
     html = TEXT.sub(lambda m: f'<script type="{m.group(1)}"{m.group(2)}>{_escape_script(text(m.group(3)))}</script>', html)
-    html = PACKED.sub(lambda m: f'<script type="application/gzip"{m.group(1)}>'
+    html = PACKED.sub(lambda m: f'<script type="application/zstd"{m.group(1)}>'
                                 f'{vendor.packed(source(m.group(2), templates), Path(m.group(2)).name)}</script>', html)
     check_self_contained(html)
     return html

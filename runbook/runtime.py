@@ -2,13 +2,17 @@
 
 Pyodide's own files come from the pinned npm package (runbook/vendor.py). Three more are made
 here: calc's source, a lock file that lists no packages (calc needs none), and a standard
-library cut down to the modules calc and Pyodide's start-up actually import.
+library cut down to the modules calc and Pyodide's start-up actually import, compiled to
+bytecode by that same Pyodide (runbook/bytecode.mjs, under Node) so the page never compiles it.
 """
 from __future__ import annotations
 
 import io
 import json
+import shutil
+import subprocess
 import sys
+import tempfile
 import tokenize
 import zipfile
 from functools import lru_cache
@@ -33,14 +37,34 @@ def lock_file() -> bytes:
     return json.dumps({"info": lock["info"], "packages": {}}, sort_keys=True).encode("utf-8")
 
 
+COMPILER = Path(__file__).with_name("bytecode.mjs")
+
+
 @lru_cache(maxsize=1)
 def stdlib() -> bytes:
     """python_stdlib.zip cut to the files stdlib_modules.txt names (all, if it is absent), without
-    comments or docstrings, stored uncompressed so the page's one gzip sees across files."""
+    comments or docstrings, as sourceless bytecode, stored uncompressed so the page's one
+    compression sees across files."""
     full = vendor.read_bytes("pyodide", "python_stdlib.zip")
     keep_text = STDLIB_KEEP.read_text() if STDLIB_KEEP.is_file() else None
-    recipe = [full, (keep_text or "").encode(), Path(__file__).read_bytes(), sys.version.encode()]
-    return vendor.cached("python_stdlib.zip", recipe, lambda: _trimmed(full, keep_text))
+    recipe = [full, (keep_text or "").encode(), Path(__file__).read_bytes(), COMPILER.read_bytes(), sys.version.encode()]
+    return vendor.cached("python_stdlib.pyc.zip", recipe, lambda: bytecode(_trimmed(full, keep_text)))
+
+
+def bytecode(sources: bytes) -> bytes:
+    """A zip of .py files as a zip of .pyc files, compiled by the pinned Pyodide under Node."""
+    node = shutil.which("node")
+    if node is None:
+        raise vendor.VendorError("the build compiles Pyodide's standard library once with Node.js (which comes with "
+                                 "npm): install it, or copy a .cache/vendor folder from a machine that has it")
+    folder = vendor.path("pyodide", "pyodide.mjs").parent
+    with tempfile.TemporaryDirectory() as tmp:
+        source, out = Path(tmp) / "source.zip", Path(tmp) / "out.zip"
+        source.write_bytes(sources)
+        result = subprocess.run([node, str(COMPILER), str(folder), str(source), str(out)], capture_output=True, text=True)
+        if result.returncode != 0 or not out.is_file():
+            raise vendor.VendorError(f"Pyodide under Node could not compile the standard library: {result.stderr.strip()[-600:]}")
+        return out.read_bytes()
 
 
 def _trimmed(full: bytes, keep_text: str | None) -> bytes:

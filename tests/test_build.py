@@ -62,7 +62,7 @@ def test_pages_are_self_contained(site, name):
 
 def test_plotly_is_embedded_once_packed(site):
     html = (site / DOC).read_text(encoding="utf-8")
-    assert len(re.findall(r'<script type="application/gzip" id="plotly-js">', html)) == 1
+    assert len(re.findall(r'<script type="application/zstd" id="plotly-js">', html)) == 1
     assert "plotly.js v" not in html, "Plotly travels packed, not as raw script"
 
 

@@ -2,10 +2,12 @@
 from __future__ import annotations
 
 import base64
-import gzip
 import hashlib
+import io
+import zipfile
 
 import pytest
+import zstandard
 
 from runbook import runtime, vendor
 
@@ -42,7 +44,17 @@ def test_packing_round_trips_through_the_safe_alphabet():
     text = vendor.packed(data, "round-trip")
     assert not set(text) & set("<>&'\"\\`^~")
     back = text.translate(str.maketrans(vendor.SAFE_85, vendor._RFC1924))
-    assert gzip.decompress(base64.b85decode(back)) == data
+    assert zstandard.ZstdDecompressor().decompress(base64.b85decode(back)) == data
+
+
+def test_the_page_gets_the_standard_library_as_bytecode_only():
+    with zipfile.ZipFile(io.BytesIO(runtime.stdlib())) as archive:
+        names = archive.namelist()
+        sources = [n for n in names if n.endswith(".py")]
+        compiled = [n for n in names if n.endswith(".pyc")]
+    assert not sources and len(compiled) > 100
+    keep = {line for line in runtime.STDLIB_KEEP.read_text().splitlines() if line and not line.startswith("#")}
+    assert {n + "c" for n in keep} == set(compiled)
 
 
 def test_stripped_stdlib_keeps_code_and_drops_prose():

@@ -23,7 +23,6 @@
     function missingFeature() {
       if (typeof Worker !== "function") return "this browser cannot run a Web Worker";
       if (typeof WebAssembly !== "object") return "this browser has no WebAssembly";
-      if (typeof DecompressionStream !== "function") return "this browser cannot unpack the files the page carries";
       return "";
     }
 
@@ -44,7 +43,7 @@
       }
       performance.mark("calc-boot-start");
       tell("starting");
-      const attempt = documentParsed().then(unpack).then(boot);
+      const attempt = documentParsed().then(boot);
       ready = attempt;
       attempt.then(() => { if (ready === attempt) tell("ready"); }, (error) => {
         if (ready !== attempt) return;
@@ -55,19 +54,16 @@
       return attempt;
     }
 
-    async function unpack() {
-      const nodes = Array.from(document.querySelectorAll("script[data-runtime-file]"));
-      if (!nodes.length) throw new Error("the page carries no Python runtime");
-      const unpacked = await Promise.all(nodes.map((node) => window.runbook.inflate(node.textContent)));
-      const files = {};
-      nodes.forEach((node, i) => { files[node.getAttribute("data-runtime-file")] = unpacked[i]; });
-      const calc = JSON.parse(new TextDecoder().decode(await window.runbook.inflate(document.getElementById("calc-source").textContent)));
-      return [files, calc];
-    }
-
-    function boot([files, calc]) {
+    // The worker unpacks the files itself, off the page's thread; it runs the page's own copy of
+    // fzstd and unpack.js before its own script.
+    function boot() {
       return new Promise((resolve, reject) => {
-        const source = document.getElementById("calc-worker").textContent;
+        const text = (id) => document.getElementById(id).textContent;
+        const nodes = Array.from(document.querySelectorAll("script[data-runtime-file]"));
+        if (!nodes.length) throw new Error("the page carries no Python runtime");
+        const packed = {};
+        nodes.forEach((node) => { packed[node.getAttribute("data-runtime-file")] = node.textContent; });
+        const source = [text("zstd-js"), text("unpack-js"), text("calc-worker")].join("\n;\n");
         worker = new Worker(URL.createObjectURL(new Blob([source], { type: "text/javascript" })));
         worker.onmessage = (event) => {
           const message = event.data;
@@ -84,8 +80,7 @@
           }
         };
         worker.onerror = (event) => { event.preventDefault(); reject(new Error(event.message || "the worker could not start")); };
-        worker.postMessage({ type: "boot", files, lock: document.getElementById("calc-lock").textContent, calc },
-          Object.values(files).map((bytes) => bytes.buffer));
+        worker.postMessage({ type: "boot", packed, calc: text("calc-source"), lock: text("calc-lock") });
       });
     }
 

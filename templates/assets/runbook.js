@@ -79,45 +79,6 @@
     play();
   }
 
-  // Embedded files travel gzipped, then written in base85 over printable ASCII without < > & ' " \ ` ^ ~
-  // (runbook/vendor.py); the browser's own DecompressionStream undoes the gzip.
-  var DIGITS = (function () {
-    var excluded = "<>&'\"\\`^~";
-    var table = new Uint8Array(128);
-    for (var code = 33, digit = 0; code < 127; code++) {
-      if (excluded.indexOf(String.fromCharCode(code)) < 0) table[code] = digit++;
-    }
-    return table;
-  })();
-
-  function decodeBase85(text) {
-    text = text.trim();
-    var whole = text.length - text.length % 5;
-    var tail = text.length % 5;
-    var out = new Uint8Array(whole / 5 * 4 + (tail ? tail - 1 : 0));
-    var o = 0;
-    var value;
-    for (var i = 0; i < whole; i += 5) {
-      value = DIGITS[text.charCodeAt(i)] * 52200625 + DIGITS[text.charCodeAt(i + 1)] * 614125 +
-        DIGITS[text.charCodeAt(i + 2)] * 7225 + DIGITS[text.charCodeAt(i + 3)] * 85 + DIGITS[text.charCodeAt(i + 4)];
-      out[o++] = value >>> 24;
-      out[o++] = (value >>> 16) & 255;
-      out[o++] = (value >>> 8) & 255;
-      out[o++] = value & 255;
-    }
-    if (tail) {
-      value = 0;
-      for (var k = 0; k < 5; k++) value = value * 85 + (k < tail ? DIGITS[text.charCodeAt(whole + k)] : 84);
-      for (k = 0; k < tail - 1; k++) out[o++] = (value >>> (24 - 8 * k)) & 255;
-    }
-    return out;
-  }
-
-  function inflate(text) {
-    var stream = new Blob([decodeBase85(text)]).stream().pipeThrough(new DecompressionStream("gzip"));
-    return new Response(stream).arrayBuffer().then(function (buffer) { return new Uint8Array(buffer); });
-  }
-
   function runScript(bytes) {
     return new Promise(function (resolve, reject) {
       var script = document.createElement("script");
@@ -154,7 +115,7 @@
     var library = document.getElementById("plotly-js");
     if (!specs || !library) return;
     var charts = JSON.parse(specs.textContent);
-    inflate(library.textContent).then(runScript).then(function () {
+    Promise.resolve().then(function () { return runScript(runbookUnpack(library.textContent)); }).then(function () {
       document.querySelectorAll("[data-chart]").forEach(function (node) {
         var spec = charts[node.getAttribute("data-chart")];
         window.Plotly.newPlot(node, spec.data, spec.layout, { displayModeBar: false, responsive: true });
@@ -171,7 +132,7 @@
     });
   }
 
-  window.runbook = { inflate: inflate, redraw: redraw };
+  window.runbook = { redraw: redraw };
 
   document.addEventListener("DOMContentLoaded", function () {
     showForm(currentForm() || "quick");

@@ -1,6 +1,6 @@
 "use strict";
-// The calculator's worker: boots Pyodide from files the page carried (unpacked by the page), then
-// runs calc.calculators.
+// The calculator's worker: unpacks the files the page carried (runbookUnpack, from unpack.js, runs
+// first in this worker), boots Pyodide from them, then runs calc.calculators.
 // Nothing here reaches the network: fetch is replaced by a lookup in the unpacked files.
 
 let calculate = null;
@@ -10,7 +10,7 @@ let python = null;
 const LOADED_STDLIB = `
 import sys
 root = "%s/lib/python%d%d.zip/" % ((sys.prefix.rstrip("/"),) + sys.version_info[:2])
-sorted({m.__file__[len(root):] for m in list(sys.modules.values())
+sorted({m.__file__[len(root):].removesuffix("c") for m in list(sys.modules.values())
         if (getattr(m, "__file__", None) or "").startswith(root)})
 `;
 
@@ -19,7 +19,9 @@ function moduleUrl(bytes) {
 }
 
 async function boot(message) {
-  const files = message.files;
+  const files = {};
+  for (const [name, text] of Object.entries(message.packed)) files[name] = runbookUnpack(text);
+  const calc = JSON.parse(new TextDecoder().decode(runbookUnpack(message.calc)));
 
   self.fetch = async (url) => {
     const name = String(url).split("/").pop();
@@ -38,7 +40,7 @@ async function boot(message) {
     stderr: () => {},
   });
   pyodide.FS.mkdirTree("/home/pyodide/calc");
-  for (const [name, source] of Object.entries(message.calc)) {
+  for (const [name, source] of Object.entries(calc)) {
     pyodide.FS.writeFile("/home/pyodide/calc/" + name, source);
   }
   pyodide.runPython("import sys; sys.path.insert(0, '/home/pyodide')");
