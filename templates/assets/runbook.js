@@ -138,6 +138,7 @@
     showForm(currentForm() || "quick");
     window.addEventListener("hashchange", function () { onHash(true); });
     if (!reduced) document.querySelectorAll("figure.anim").forEach(animate);
-    drawCharts();
+    // After the first paint: unpacking Plotly takes the page's thread for a few tens of ms.
+    requestAnimationFrame(function () { setTimeout(drawCharts, 0); });
   });
 })();
