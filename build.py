@@ -30,6 +30,7 @@ from runbook.dialect import make_markdown
 from runbook.errors import ContentError
 from runbook.inline import NotSelfContained, inline_assets
 from runbook.pages import Page, read_page
+from runbook.tokens import StaleCounts, check as check_token_counts
 from runbook.vendor import VendorError
 from runbook.write import write_site
 
@@ -98,6 +99,7 @@ def render(page: Page, catalogue: Catalogue, md, jinja: Environment) -> None:
         body=Markup(md.renderer.render(page.tokens, md.options, env)),
         charts=bool(charts), charts_json=Markup(_script_json(charts)),
         calculator=any(t.type == "directive" and t.info == "calculator" for t in page.tokens),
+        tokenizer=any(t.type == "directive" and t.info == "tokenizer" for t in page.tokens),
     )
 
 
@@ -113,6 +115,8 @@ def _script_json(data: object) -> str:
 def build(content: Path, out: Path, only: str | None = None, templates: Path = ROOT / "templates") -> dict[str, bytes]:
     """Run every stage; return what was written, by file name."""
     catalogue, pages = read(content, only)
+    if (content / "samples").is_dir():
+        check_token_counts(content / "samples")
     md = make_markdown()
     components.install(md)
     namespace = facts()
@@ -148,7 +152,7 @@ def main(argv: list[str] | None = None) -> int:
         print(f"{_relative(err.path)}:{err.line}: {err.message}", file=sys.stderr)
         print("build stopped; the previous site is untouched", file=sys.stderr)
         return 1
-    except (VendorError, NotSelfContained) as err:
+    except (VendorError, NotSelfContained, StaleCounts) as err:
         print(f"build.py: {err}", file=sys.stderr)
         print("build stopped; the previous site is untouched", file=sys.stderr)
         return 1

@@ -9,8 +9,8 @@ from typing import Any, Mapping
 from . import operations, timing
 from .calculator import Calculator
 from .facts import Facts, facts
-from .fields import (ACTIVATIONS, BANDWIDTH, BATCH, CARD, CONTEXT_LIMIT, CONVERSATION, HELD, KV, MFU, MODEL, OUTPUT,
-                     PROMPT, UTILISATION, WEIGHTS, NumberField)
+from .fields import (ACTIVATIONS, BANDWIDTH, BATCH, CARD, CHARACTERS, CONTEXT_LIMIT, CONVERSATION, HELD, KV, MFU, MODEL,
+                     OUTPUT, PROMPT, TEXT_KIND, UTILISATION, WEIGHTS, NumberField)
 from .roofline import cache_share_curves, chart_rows, decode_read
 from .stack import REFERENCE, Stack
 from .units import PERCENT, grouped
@@ -131,7 +131,21 @@ HARDWARE = Calculator(
     results="components/calculators/hardware.html.j2",
 )
 
-CALCULATORS: dict[str, Calculator] = {c.name: c for c in (CAPACITY, PHASES, JOURNEY, HARDWARE)}
+def vocabulary_share(namespace: Facts) -> dict:
+    """The embedding and head's share of the model's parameters against vocabulary size."""
+    from .tokens import vocabulary_share_curves
+    curves = vocabulary_share_curves(namespace.stack.model)
+    return {"curves": curves, "rows": chart_rows(curves, 1, "%")}
+
+
+TOKENS = Calculator(
+    name="tokens",
+    label="What a prompt costs in tokens",
+    fields=(CHARACTERS, TEXT_KIND, MODEL, CARD, WEIGHTS, KV),
+    curves={"vocabulary-share": vocabulary_share},
+)
+
+CALCULATORS: dict[str, Calculator] = {c.name: c for c in (CAPACITY, PHASES, JOURNEY, HARDWARE, TOKENS)}
 
 
 def run_json(request: str) -> str:

@@ -287,6 +287,7 @@ SECTIONS: dict[str, Callable[[Stack, "Facts"], object]] = {
     "measured": lambda stack, made: measurements(stack),
     "journey": lambda stack, made: _journey(stack),
     "hardware": lambda stack, made: _hardware(stack, made["ladder"]),
+    "tokens": lambda stack, made: _tokens(stack),
 }
 
 
@@ -300,6 +301,11 @@ def _journey(stack: Stack) -> object:
 def _hardware(stack: Stack, ladder: kvcache.Ladder) -> object:
     from . import hardware
     return hardware.section(stack, ladder)
+
+
+def _tokens(stack: Stack) -> object:
+    from . import tokens
+    return tokens.section(stack)
 
 
 class Facts(Mapping[str, object]):

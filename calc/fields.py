@@ -166,6 +166,13 @@ BATCH = NumberField("batch", "Batch", 1, 100_000, True, "sequences", optional=Tr
                     hint="empty: every sequence the cache admits")
 
 
+CHARACTERS = NumberField("characters", "Prompt", 1, 10_000_000, True, "characters", current=lambda s: s.text.characters,
+                         apply=lambda s, v: replace(s, text=replace(s.text, characters=v)))
+TEXT_KIND = ChoiceField("kind", "Kind of text", {"english": "English prose", "french": "French prose", "chinese": "Chinese prose",
+                                                "python": "Python source"},
+                        current=lambda s: s.text.kind, apply=lambda s, key: replace(s, text=replace(s.text, kind=key)))
+
+
 def _hold(stack: Stack, tokens: int) -> Stack:
     longest = stack.model.max_position_embeddings
     if longest and tokens > longest:

@@ -47,6 +47,15 @@ class Workload:
 
 
 @dataclass(frozen=True)
+class PromptText:
+    """A prompt as text, before the tokenizer: how long, and what kind (a sample in
+    content/samples/, whose characters per token were measured)."""
+
+    characters: int = 9_000
+    kind: str = "english"
+
+
+@dataclass(frozen=True)
 class Efficiency:
     """How much of the datasheet a real engine achieves: the two assumptions every time rests on.
 
@@ -78,6 +87,7 @@ class Stack:
     promise: Promise
     efficiency: Efficiency = Efficiency()
     workload: Workload = Workload()
+    text: PromptText = PromptText()
 
 
 REFERENCE = Stack(

@@ -6,10 +6,12 @@ from typing import Any, Callable, Mapping
 from calc.calculators import cache_share as cache_share_data
 from calc.calculators import step_vs_batch as step_vs_batch_data
 from calc.calculators import journey_shares as journey_shares_data
+from calc.calculators import vocabulary_share as vocabulary_share_data
 from calc.journey import SHARE_CURVE_OUTPUTS
 from calc.hardware import roofline_curves
 from calc.roofline import CURVE_BATCHES
 from calc.timing import STEP_BATCHES
+from calc.tokens import SHARE_CURVE_VOCABS
 
 PALETTE = ["#0f766e", "#b45309", "#7c3aed"]
 # Every chart's type and background: the page's own font, and transparent so the page shows through.
@@ -147,11 +149,33 @@ def roofline(namespace: Mapping[str, Any]) -> dict[str, Any]:
     }
 
 
+def vocabulary_share(namespace: Mapping[str, Any]) -> dict[str, Any]:
+    """The embedding and head's share of all parameters, against the size of the vocabulary."""
+    data = vocabulary_share_data(namespace)
+    series = line_series(data["curves"], PALETTE[:2], "vocabulary %{x:,}: %{y:.1f}% of all parameters")
+    return {
+        "data": series,
+        "layout": {
+            "xaxis": {"title": {"text": "tokens in the vocabulary (vocab_size)"}, "type": "log",
+                      "tickvals": list(SHARE_CURVE_VOCABS), "ticktext": [f"{v // 1000}k" for v in SHARE_CURVE_VOCABS],
+                      "gridcolor": "#e7e5e4"},
+            "yaxis": {"title": {"text": "embedding + head, % of all parameters"}, "rangemode": "tozero",
+                      "ticksuffix": "%", "gridcolor": "#e7e5e4"},
+            "legend": {"orientation": "h", "y": 1.14, "x": 0},
+            "margin": {"l": 64, "r": 16, "t": 48, "b": 56},
+            **PAGE_STYLE,
+            "height": 380,
+        },
+        "table": {"columns": ["vocab_size"] + [s["name"] for s in series], "rows": data["rows"]},
+    }
+
+
 CHARTS: dict[str, Callable[[Mapping[str, Any]], dict[str, Any]]] = {
     "cache-share": cache_share,
     "step-vs-batch": step_vs_batch,
     "journey-shares": journey_shares,
     "roofline": roofline,
+    "vocabulary-share": vocabulary_share,
 }
 
 

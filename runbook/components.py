@@ -14,7 +14,7 @@ from calc.present import resolve
 from calc.roofline import DecodeRead
 from calc.units import Result
 
-from . import charts
+from . import charts, tokens
 
 
 def _paths(args: str) -> list[str]:
@@ -51,7 +51,16 @@ CHECKS: dict[str, Callable[[str, Mapping[str, Any]], Any]] = {
     "split": lambda args, ns: _one(args, ns, DecodeRead, "a decode read (such as read.busy)"),
     "chart": charts.build,
     "calculator": lambda args, ns: _calculator(args, ns),
+    "tokenizer": lambda args, ns: _tokenizer(args),
 }
+
+
+def _tokenizer(args: str) -> dict[str, Any]:
+    """The page's tokenizer, with what it shows before its script runs: the default text encoded
+    at build time by the same tokenizer."""
+    if args:
+        raise ValueError(f"takes no arguments, got '{args}'")
+    return tokens.tokenizer_view(tokens.DEFAULT_TEXT)
 
 
 def _calculator(args: str, namespace: Mapping[str, Any]) -> dict[str, Any]:
