@@ -88,7 +88,9 @@ def _names(value: Any) -> list[str]:
 
 def leaves(namespace: Mapping[str, Any], depth: int = 4) -> Iterator[tuple[str, Any]]:
     """Every printable fact under the namespace, with its dotted name (an object once, at its shortest)."""
-    seen: set[int] = set()
+    # Objects are kept, not just their ids: a property may build a fresh object each time, and an
+    # id freed by the garbage collector can be handed to the next one, which would then be skipped.
+    seen: dict[int, Any] = {}
 
     def walk(prefix: str, value: Any, left: int) -> Iterator[tuple[str, Any]]:
         if isinstance(value, (Result, int, float)) and not isinstance(value, bool):
@@ -96,7 +98,7 @@ def leaves(namespace: Mapping[str, Any], depth: int = 4) -> Iterator[tuple[str, 
             return
         if left == 0 or isinstance(value, str) or id(value) in seen:
             return
-        seen.add(id(value))
+        seen[id(value)] = value
         for name in _names(value):
             try:
                 child = resolve({"v": value}, f"v.{name}")
