@@ -131,7 +131,22 @@ HARDWARE = Calculator(
     results="components/calculators/hardware.html.j2",
 )
 
-CALCULATORS: dict[str, Calculator] = {c.name: c for c in (CAPACITY, PHASES, JOURNEY, HARDWARE)}
+
+def anatomy_shares(namespace: Facts) -> dict:
+    """Each part's share of the parameters held and of those one token multiplies."""
+    from . import forward
+    return forward.share_curves(namespace.stack.model)
+
+
+ANATOMY = Calculator(
+    name="anatomy",
+    label="Anatomy calculator",
+    fields=(MODEL, HELD),
+    curves={"anatomy-shares": anatomy_shares},
+    results="components/calculators/anatomy.html.j2",
+)
+
+CALCULATORS: dict[str, Calculator] = {c.name: c for c in (CAPACITY, PHASES, JOURNEY, HARDWARE, ANATOMY)}
 
 
 def run_json(request: str) -> str:
