@@ -59,6 +59,7 @@ def flops(model: Model, held: int) -> dict[str, Result]:
     params = breakdown(model).total.value
     naive = 2 * params
     linear = operations.linear_ops_per_token(model)
+    multiplied = operations.multiplied_parameters(model).value
     at_held = operations.decode_ops(model, 1, held)
     attention = at_held.value - linear.value
     longest = max(model.max_position_embeddings, 1)
@@ -66,8 +67,9 @@ def flops(model: Model, held: int) -> dict[str, Result]:
         "linear": linear,
         "naive": Result(naive, GFLOP, formula="2 × all parameters",
                         worked=f"2 × {grouped(params)} = {GFLOP.show(naive)}"),
-        "unmultiplied": Result(naive - linear.value, GFLOP, formula="2 × all parameters − 2 × parameters multiplied",
-                           worked=f"{GFLOP.precise(naive)} − {linear.operand} = {GFLOP.show(naive - linear.value)}"),
+        "unmultiplied": Result(naive - linear.value, GFLOP, formula="2 × (all parameters − parameters multiplied)",
+                               worked=(f"2 × ({grouped(params)} − {grouped(multiplied)}) = "
+                                       f"{GFLOP.show(naive - linear.value)}")),
         "per_position": operations.attention_ops_per_position(model),
         "tokens": Result(model.tokens_cached(held), COUNT, formula="tokens the sequence holds",
                          worked=grouped(model.tokens_cached(held))),
