@@ -318,7 +318,8 @@ def _mixtral(stack: Stack) -> object:
 
 
 def _sizes() -> dict[str, dict[str, Result]]:
-    return {key.split("-")[-1]: {"total": count_parameters(model).total, "rule": rule_of_thumb(model).coefficient}
+    return {key.split("-")[-1]: {"total": count_parameters(model).total, "rule": rule_of_thumb(model).coefficient,
+                                 "short": rule_of_thumb(model).short_of_total}
             for key, model in CATALOGUE.items() if key.startswith("llama-3.1")}
 
 
