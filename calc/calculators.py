@@ -145,7 +145,23 @@ TOKENS = Calculator(
     curves={"vocabulary-share": vocabulary_share},
 )
 
-CALCULATORS: dict[str, Calculator] = {c.name: c for c in (CAPACITY, PHASES, JOURNEY, HARDWARE, TOKENS)}
+
+
+def anatomy_shares(namespace: Facts) -> dict:
+    """Each part's share of the parameters held and of those one token multiplies."""
+    from . import forward
+    return forward.share_curves(namespace.stack.model)
+
+
+ANATOMY = Calculator(
+    name="anatomy",
+    label="Anatomy calculator",
+    fields=(MODEL, HELD),
+    curves={"anatomy-shares": anatomy_shares},
+    results="components/calculators/anatomy.html.j2",
+)
+
+CALCULATORS: dict[str, Calculator] = {c.name: c for c in (CAPACITY, PHASES, JOURNEY, HARDWARE, TOKENS, ANATOMY)}
 
 
 def run_json(request: str) -> str:

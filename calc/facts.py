@@ -10,7 +10,7 @@ from dataclasses import dataclass, replace
 from typing import Callable, Iterator, Mapping
 
 from . import kvcache, measured, operations, roofline, timing
-from .anatomy import count_parameters
+from .anatomy import count_parameters, rule_of_thumb
 from .models import CATALOGUE, Model
 from .precision import BF16, FP8, INT4, weight_bytes
 from .stack import REFERENCE, Stack
@@ -288,6 +288,10 @@ SECTIONS: dict[str, Callable[[Stack, "Facts"], object]] = {
     "journey": lambda stack, made: _journey(stack),
     "hardware": lambda stack, made: _hardware(stack, made["ladder"]),
     "tokens": lambda stack, made: _tokens(stack),
+    "anatomy": lambda stack, made: _anatomy(stack, stack.model),
+    "mixtral": lambda stack, made: _mixtral(stack),
+    "tied": lambda stack, made: _anatomy(stack, CATALOGUE["llama-3.2-1b"]),
+    "sizes": lambda stack, made: _sizes(),
 }
 
 
@@ -306,6 +310,23 @@ def _hardware(stack: Stack, ladder: kvcache.Ladder) -> object:
 def _tokens(stack: Stack) -> object:
     from . import tokens
     return tokens.section(stack)
+
+
+def _anatomy(stack: Stack, model: Model) -> object:
+    from . import forward
+    return forward.section(replace(stack, model=model))
+
+
+def _mixtral(stack: Stack) -> object:
+    from . import forward
+    mixtral = CATALOGUE["mixtral-8x7b"]
+    return {**forward.section(replace(stack, model=mixtral)), "versus": forward.against(mixtral, stack.model)}
+
+
+def _sizes() -> dict[str, dict[str, Result]]:
+    return {key.split("-")[-1]: {"total": count_parameters(model).total, "rule": rule_of_thumb(model).coefficient,
+                                 "short": rule_of_thumb(model).short_of_total}
+            for key, model in CATALOGUE.items() if key.startswith("llama-3.1")}
 
 
 class Facts(Mapping[str, object]):

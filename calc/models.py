@@ -284,16 +284,38 @@ LLAMA_3_2_1B_CONFIG = {
     "vocab_size": 128256,
 }
 
+MIXTRAL_8X7B_CONFIG = {
+    "architectures": ["MixtralForCausalLM"],
+    "hidden_size": 4096,
+    "intermediate_size": 14336,
+    "max_position_embeddings": 32768,
+    "model_type": "mixtral",
+    "num_attention_heads": 32,
+    "num_experts_per_tok": 2,
+    "num_hidden_layers": 32,
+    "num_key_value_heads": 8,
+    "num_local_experts": 8,
+    "rms_norm_eps": 1e-05,
+    "rope_theta": 1000000.0,
+    "sliding_window": None,
+    "tie_word_embeddings": False,
+    "torch_dtype": "bfloat16",
+    "vocab_size": 32000,
+}
+
 _HF = "config.json of meta-llama/{} on the Hugging Face Hub"
+MIXTRAL_SOURCE = "https://huggingface.co/mistralai/Mixtral-8x7B-v0.1/blob/main/config.json"
 
 LLAMA_3_1_8B = Model.from_config(LLAMA_3_1_8B_CONFIG, "Llama 3.1 8B Instruct", _HF.format("Llama-3.1-8B-Instruct"))
 LLAMA_3_1_70B = Model.from_config(LLAMA_3_1_70B_CONFIG, "Llama 3.1 70B Instruct", _HF.format("Llama-3.1-70B-Instruct"))
 LLAMA_3_1_405B = Model.from_config(LLAMA_3_1_405B_CONFIG, "Llama 3.1 405B Instruct", _HF.format("Llama-3.1-405B-Instruct"))
 LLAMA_3_2_1B = Model.from_config(LLAMA_3_2_1B_CONFIG, "Llama 3.2 1B Instruct", _HF.format("Llama-3.2-1B-Instruct"))
+MIXTRAL_8X7B = Model.from_config(MIXTRAL_8X7B_CONFIG, "Mixtral 8x7B v0.1", MIXTRAL_SOURCE)
 
 CATALOGUE: dict[str, Model] = {
     "llama-3.1-8b": LLAMA_3_1_8B,
     "llama-3.1-70b": LLAMA_3_1_70B,
     "llama-3.1-405b": LLAMA_3_1_405B,
     "llama-3.2-1b": LLAMA_3_2_1B,
+    "mixtral-8x7b": MIXTRAL_8X7B,
 }

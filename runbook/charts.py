@@ -7,6 +7,7 @@ from calc.calculators import cache_share as cache_share_data
 from calc.calculators import step_vs_batch as step_vs_batch_data
 from calc.calculators import journey_shares as journey_shares_data
 from calc.calculators import vocabulary_share as vocabulary_share_data
+from calc.calculators import anatomy_shares as anatomy_shares_data
 from calc.journey import SHARE_CURVE_OUTPUTS
 from calc.hardware import roofline_curves
 from calc.roofline import CURVE_BATCHES
@@ -170,12 +171,34 @@ def vocabulary_share(namespace: Mapping[str, Any]) -> dict[str, Any]:
     }
 
 
+def anatomy_shares(namespace: Mapping[str, Any]) -> dict[str, Any]:
+    """Each part of the model: its share of the parameters held, beside its share of those a token multiplies."""
+    data = anatomy_shares_data(namespace)
+    series = [{**curve, "type": "bar", "marker": {"color": colour},
+               "hovertemplate": "%{x}: %{y:.1f}%<extra>%{fullData.name}</extra>"}
+              for curve, colour in zip(data["curves"], ["#0f766e", "#b45309"], strict=True)]
+    return {
+        "data": series,
+        "layout": {
+            "barmode": "group",
+            "xaxis": {"title": {"text": "part of the model"}, "type": "category"},
+            "yaxis": {"title": {"text": "share (%)"}, "range": [0, 100], "ticksuffix": "%", "gridcolor": "#e7e5e4"},
+            "legend": {"orientation": "h", "y": 1.14, "x": 0},
+            "margin": {"l": 64, "r": 16, "t": 48, "b": 56},
+            **PAGE_STYLE,
+            "height": 380,
+        },
+        "table": {"columns": ["part"] + [s["name"] for s in series], "rows": data["rows"]},
+    }
+
+
 CHARTS: dict[str, Callable[[Mapping[str, Any]], dict[str, Any]]] = {
     "cache-share": cache_share,
     "step-vs-batch": step_vs_batch,
     "journey-shares": journey_shares,
     "roofline": roofline,
     "vocabulary-share": vocabulary_share,
+    "anatomy-shares": anatomy_shares,
 }
 
 
