@@ -18,6 +18,7 @@ from .errors import ContentError
 from .pages import Page
 
 TYPED_NUMBER = re.compile(r"(?<![\w.,/-])(\d{1,3}(?:,\d{3})+|\d+)(\.\d+)?(?![\w]|[.,]\d)(\s?×)?")
+STRAY_FENCE = re.compile(r":{3,}\s*(?:\n|$)")
 NOT_QUANTITIES = re.compile(r"\b(?:docs?|documents?|track|step|steps|stages?|volume|vol)\.? \d+(?:\s*(?:,|and|·|–|-)\s*\d+)*", re.I)
 
 
@@ -43,6 +44,9 @@ def compute(page: Page, namespace: Mapping[str, Any], pictures: set[str]) -> Non
                    if t.type == "directive" and t.info == "calculator"}
     for token in page.tokens:
         line = page.line(token.map[0]) if token.map else 1
+        if token.type == "inline" and STRAY_FENCE.match(token.content):
+            raise ContentError(page.path, line, f"'{token.content.split()[0]}' closes no component here: a component "
+                                                "inside another needs fewer colons than the one around it")
         if token.type == "container_component_open" and token.meta["name"] == "live":
             following = token.meta["args"].strip()
             if following not in calculators:

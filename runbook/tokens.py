@@ -14,7 +14,7 @@ import tempfile
 from pathlib import Path
 
 from calc import token_counts
-from calc.tokens import AFTER_MESSAGE, BEFORE_MESSAGE, LABELS, chat_prompt
+from calc.tokens import AFTER_MESSAGE, ASSISTANT_CUE, BEFORE_MESSAGE, LABELS, SYSTEM_BLOCK, chat_prompt
 
 from . import vendor
 
@@ -60,13 +60,15 @@ def sample_texts(samples: Path) -> dict[str, str]:
 def measure(samples: Path) -> dict[str, object]:
     """What calc/token_counts.py should say for the texts in `samples`."""
     texts = sample_texts(samples)
-    encoded = encode({**texts, "templated": chat_prompt(texts["english"]), "stream": STREAM_TEXT})
+    encoded = encode({**texts, "templated": chat_prompt(texts["english"]), "system": SYSTEM_BLOCK,
+                      "cue": ASSISTANT_CUE, "stream": STREAM_TEXT})
     counts = {key: (len(text), None if key in UNSPACED else len(text.split()), len(encoded[key]["ids"]))
               for key, text in texts.items()}
     stream = tuple(zip(encoded["stream"]["ids"], (tuple(p) for p in encoded["stream"]["pieces"])))
     return {
         "SAMPLES": counts,
-        "CHAT_TEMPLATE": (len(encoded["templated"]["ids"]), counts["english"][2]),
+        "CHAT_TEMPLATE": (len(encoded["templated"]["ids"]), counts["english"][2], len(encoded["system"]["ids"]),
+                          len(encoded["cue"]["ids"])),
         "STREAM": (STREAM_TEXT, stream),
     }
 
@@ -77,7 +79,8 @@ def module_text(measured: dict[str, object]) -> str:
              'if this file is stale. Never edit by hand."""', "",
              "# sample: (characters, words or None where words are not spaced, tokens)",
              f"SAMPLES = {measured['SAMPLES']!r}", "",
-             "# (tokens of the English sample in Llama 3.1's chat template, tokens of the sample alone)",
+             "# (tokens of the English sample in Llama 3.1's chat template, tokens of the sample alone,",
+             "#  tokens of the template's system block, tokens of its assistant cue)",
              f"CHAT_TEMPLATE = {measured['CHAT_TEMPLATE']!r}", "",
              "# (text, ((token id, bytes of the token), ...))",
              f"STREAM = {measured['STREAM']!r}", ""]

@@ -157,14 +157,17 @@ BREAKAGES = {
                               "'53.73' is typed by hand"),
     "typed small ratio": ("connect, whether they use it or not.", "connect, a 4× saving.",
                           "'4×' is typed by hand"),
+    "stray fence": ("@ladder", "@ladder\n\n::::", "'::::' closes no component here"),
 }
+# Where the fault is, counted from the first line of the replacement.
+FAULT_OFFSET = {"stray fence": 2}
 
 
 @pytest.mark.parametrize("case", sorted(BREAKAGES))
 def test_bad_content_stops_the_build_with_file_and_line(content_copy, tmp_path, case):
     old, new, message = BREAKAGES[case]
     doc = _break(content_copy, old, new)
-    line = _line_of(doc, new.splitlines()[0])
+    line = _line_of(doc, new.splitlines()[0]) + FAULT_OFFSET.get(case, 0)
     out = tmp_path / "site"
     out.mkdir()
     (out / "previous.html").write_text("the previous build")

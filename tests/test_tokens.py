@@ -70,6 +70,14 @@ def reference_encoder() -> tiktoken.Encoding:
                              special_tokens={s: tokens.ORDINARY_TOKENS + i for i, s in enumerate(SPECIALS)})
 
 
+def test_the_vocabulary_is_meta_s():
+    """Meta's own tokenizer test (meta-llama/llama3, llama/test_tokenizer.py): "This is a test
+    sentence." encodes to [128000, 2028, 374, 264, 1296, 11914, 13, 128001] with BOS and EOS; the
+    ranks tiktoken is given come out of the page's bundle, so this checks the bundle's vocabulary
+    against a source that is not the bundle."""
+    assert measuring.encode({"meta": "This is a test sentence."})["meta"]["ids"] == [2028, 374, 264, 1296, 11914, 13]
+
+
 def test_build_time_encodings_match_tiktoken(reference_encoder):
     encoded = measuring.encode(CORPUS)
     for name, text in CORPUS.items():
@@ -83,7 +91,7 @@ def test_samples_are_counted_by_the_same_encoder(reference_encoder):
         characters, words, count = token_counts.SAMPLES[key]
         assert (characters, count) == (len(text), len(reference_encoder.encode(text)))
         assert words == (None if key in measuring.UNSPACED else len(text.split()))
-    wrapped, bare = token_counts.CHAT_TEMPLATE
+    wrapped, bare, _, _ = token_counts.CHAT_TEMPLATE
     assert wrapped == len(reference_encoder.encode(tokens.chat_prompt(texts["english"]), allowed_special="all"))
 
 
