@@ -324,8 +324,10 @@ def _mixtral(stack: Stack) -> object:
 
 
 def _sizes() -> dict[str, dict[str, Result]]:
+    from .tokens import vocabulary_cost
     return {key.split("-")[-1]: {"total": count_parameters(model).total, "rule": rule_of_thumb(model).coefficient,
-                                 "short": rule_of_thumb(model).short_of_total}
+                                 "short": rule_of_thumb(model).short_of_total,
+                                 "tables": vocabulary_cost(model).share, "table": vocabulary_cost(model).embedding}
             for key, model in CATALOGUE.items() if key.startswith("llama-3.1")}
 
 

@@ -7,12 +7,12 @@ module puts them side by side for one model, at the length the stack's sequences
 from __future__ import annotations
 
 from . import operations
-from .anatomy import GROUPS, breakdown, mixture, rule_of_thumb, tying
+from .anatomy import GROUPS, breakdown, count_parameters, mixture, rule_of_thumb, tying
 from .models import Model
 from .precision import BF16, FP8, INT4, weight_bytes
 from .roofline import weights_read
 from .stack import Stack
-from .units import COUNT, GFLOP, RATIO, SHARE, Result, grouped
+from .units import COUNT, GFLOP, RATIO, RATIO_FINE, SHARE, Result, grouped
 
 
 def widths(model: Model) -> dict[str, Result]:
@@ -93,6 +93,25 @@ def against(model: Model, other: Model) -> dict[str, Result]:
     }
 
 
+def squares(model: Model) -> dict[str, Result]:
+    """One layer's blocks in units of hidden²: how wide the feed-forward block is against attention,
+    and what a plain four-times-wide block of two matrices would hold."""
+    count, hidden = count_parameters(model), model.hidden_size
+    square = hidden * hidden
+    ffn = count.feed_forward_per_layer / square
+    attention = count.attention_per_layer / square
+    return {
+        "feed_forward": Result(ffn, RATIO_FINE, formula="feed-forward parameters per layer ÷ hidden²",
+                               worked=f"{grouped(count.feed_forward_per_layer)} ÷ ({grouped(hidden)} × {grouped(hidden)}) = {RATIO_FINE.show(ffn)}"),
+        "attention": Result(attention, RATIO_FINE, formula="attention parameters per layer ÷ hidden²",
+                            worked=f"{grouped(count.attention_per_layer)} ÷ ({grouped(hidden)} × {grouped(hidden)}) = {RATIO_FINE.show(attention)}"),
+        "plain": Result(2 * 4, RATIO_FINE, formula="two matrices of hidden × 4·hidden, in hidden²",
+                        worked=f"2 × 4 = {RATIO_FINE.show(8)}"),
+        "swiglu_plain": Result(3 * 4, RATIO_FINE, formula="three matrices of hidden × 4·hidden, in hidden²",
+                               worked=f"3 × 4 = {RATIO_FINE.show(12)}"),
+    }
+
+
 def section(stack: Stack) -> dict[str, object]:
     """Everything document 02 shows about the stack's model."""
     model = stack.model
@@ -109,6 +128,7 @@ def section(stack: Stack) -> dict[str, object]:
         "mixture": mixture(model),
         "tying": tying(model),
         "rule": rule_of_thumb(model),
+        "squares": squares(model),
         "flops": flops(model, stack.workload.tokens_held),
         "read": weights_read(model, BF16),
         "weights": {"bf16": weight_bytes(model, BF16), "fp8": weight_bytes(model, FP8), "int4": weight_bytes(model, INT4)},
