@@ -138,10 +138,30 @@ def vocabulary_share(namespace: Facts) -> dict:
     return {"curves": curves, "rows": chart_rows(curves, 1, "%")}
 
 
+TOKENS_FIELDS = (CHARACTERS, TEXT_KIND, MODEL, CARD, WEIGHTS, KV)
+
+
+def prompt_fits(parsed: Mapping[str, Any]) -> dict[str, str]:
+    """The prompt, in tokens, must fit the model's positions."""
+    if any(f.name not in parsed for f in TOKENS_FIELDS):
+        return {}
+    stack = REFERENCE
+    for f in TOKENS_FIELDS:
+        stack = f.apply(stack, parsed[f.name])
+    from .tokens import samples, tokens_for_characters
+    count = tokens_for_characters(stack.text.characters, samples()[stack.text.kind])
+    longest = stack.model.max_position_embeddings
+    if longest and count.value > longest:
+        return {"characters": f"that is about {count} at this rate; {stack.model.name} reaches at most "
+                              f"{grouped(longest)} positions"}
+    return {}
+
+
 TOKENS = Calculator(
     name="tokens",
     label="What a prompt costs in tokens",
-    fields=(CHARACTERS, TEXT_KIND, MODEL, CARD, WEIGHTS, KV),
+    fields=TOKENS_FIELDS,
+    checks=(prompt_fits,),
     curves={"vocabulary-share": vocabulary_share},
 )
 

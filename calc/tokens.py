@@ -102,9 +102,10 @@ def same_passage_cost(sample: Sample, english: Sample) -> Result:
 def tokens_for_characters(characters: int, sample: Sample) -> Result:
     """A text of `characters` characters, at the sample's measured characters per token."""
     rate = sample.characters / sample.tokens
-    value = round(characters / rate)
+    value = max(round(characters / rate), 1 if characters else 0)
+    floor_note = ", and a prompt is at least one token" if value > characters / rate + 0.5 else ""
     return Result(value, TOKENS, formula="characters ÷ characters per token",
-                  worked=f"{grouped(characters)} ÷ {rate:.4f} ≈ {TOKENS.show(value)}")
+                  worked=f"{grouped(characters)} ÷ {rate:.4f} ≈ {TOKENS.show(value)}{floor_note}")
 
 
 def template_overhead() -> dict[str, Result]:

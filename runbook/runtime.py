@@ -123,8 +123,14 @@ def without_comments_or_docstrings(source: str, name: str) -> str:
     return stripped
 
 
+def tokenizer() -> bytes:
+    from .tokens import tokenizer_source
+    return tokenizer_source()
+
+
 GENERATED = {
     "calc.json": calc_sources,
+    "llama3-tokenizer.js": tokenizer,
     "pyodide-lock.json": lock_file,
     "python_stdlib.zip": stdlib,
 }

@@ -7,6 +7,7 @@ llama3-tokenizer-js under Node and stops if the file is stale.
 """
 from __future__ import annotations
 
+import hashlib
 import json
 import shutil
 import subprocess
@@ -30,13 +31,40 @@ DEFAULT_TEXT = "Serving Llama 3.1 8B on one H100: 12,345 tokens a second? Naïve
 LONGEST_TEXT = 50_000  # characters the page tokenises at once (the library's encoder holds up to here)
 
 
+# The library writes Llama 3's split pattern with \s, which JavaScript reads as including U+FEFF and
+# excluding U+0085; tiktoken and Hugging Face's tokenizers (Rust) read it as Unicode's White_Space,
+# which is the other way round. The page and the build use the library with \s spelt out as
+# White_Space, so all three agree (tests/test_tokens.py holds both characters in its corpus).
+PATTERN_AS_PUBLISHED = r'| ?[^\\s\\p{L}\\p{N}]+[\\r\\n]*|\\s*[\\r\\n]+|\\s+(?!\\S)|\\s+"'
+PATTERN_AS_RUST_READS_IT = (r'| ?[^\\p{White_Space}\\p{L}\\p{N}]+[\\r\\n]*|\\p{White_Space}*[\\r\\n]+|'
+                            r'\\p{White_Space}+(?!\\P{White_Space})|\\p{White_Space}+"')
+
+
+def tokenizer_source() -> bytes:
+    """The pinned llama3-tokenizer-js with its split pattern's whitespace read as Rust reads it."""
+    source = vendor.read_bytes(*BUNDLE).decode("utf-8")
+    if source.count(PATTERN_AS_PUBLISHED) != 1:
+        raise vendor.VendorError(f"{BUNDLE[0]} no longer writes its split pattern as expected; check runbook/tokens.py")
+    return source.replace(PATTERN_AS_PUBLISHED, PATTERN_AS_RUST_READS_IT).encode("utf-8")
+
+
+def tokenizer_path() -> Path:
+    """The adjusted tokenizer as a file, for Node."""
+    data = tokenizer_source()
+    path = vendor.CACHE / "made" / f"llama3-tokenizer-{hashlib.sha256(data).hexdigest()[:24]}.mjs"
+    if not path.is_file():
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_bytes(data)
+    return path
+
+
 class StaleCounts(Exception):
     """calc/token_counts.py disagrees with what the tokenizer measures now."""
 
 
 def encode(texts: dict[str, str]) -> dict[str, dict]:
     """Each text's token ids and the bytes of each token, from the pinned tokenizer under Node."""
-    bundle = vendor.path(*BUNDLE)
+    bundle = tokenizer_path()
     request = json.dumps(texts, sort_keys=True, ensure_ascii=False).encode("utf-8")
     recipe = [bundle.read_bytes(), ENCODER.read_bytes(), request]
     return json.loads(vendor.cached("tokens.json", recipe, lambda: _run_node(bundle, request)))
@@ -111,6 +139,19 @@ def tokenizer_view(text: str) -> dict[str, object]:
     }
 
 
+INVISIBLE = {0x00AD, 0x0085, 0x061C, 0x180E, *range(0x200B, 0x2010), *range(0x202A, 0x202F), *range(0x2060, 0x2065), 0xFEFF}
+
+
+def visible(text: str) -> str:
+    """Whitespace and invisible characters as the page draws them (tokenizer.js does the same)."""
+    out = []
+    for ch in text:
+        code = ord(ch)
+        out.append("·" if ch == " " else "↵" if ch == "\n" else "→" if ch == "\t" else chr(0x2400 + code) if code < 0x20
+                   else "␡" if code == 0x7F else f"⟨U+{code:04X}⟩" if code in INVISIBLE else ch)
+    return "".join(out)
+
+
 def piece_view(token: int, piece: bytes) -> dict[str, object]:
     """A token as the page shows it: its text with whitespace made visible, or its bytes in hex
     when they are not whole characters on their own (tokenizer.js draws the same)."""
@@ -121,6 +162,6 @@ def piece_view(token: int, piece: bytes) -> dict[str, object]:
         text = " ".join(f"{b:02X}" for b in piece)
         whole = False
     if whole:
-        text = text.replace(" ", "·").replace("\n", "↵").replace("\t", "→")
+        text = visible(text)
     return {"id": token, "text": text, "whole": whole, "special": token >= 128_000,
             "bytes": " ".join(f"{b:02X}" for b in piece)}

@@ -28,6 +28,7 @@
 
   let loading = null;
   let tokenizer = null;
+  let framing = null; // the template's ids before and after the message: special tokens split the text at both joins
 
   function load() {
     if (loading) return loading;
@@ -38,6 +39,10 @@
       return import(URL.createObjectURL(new Blob([bytes], { type: "text/javascript" })));
     }).then((module) => {
       tokenizer = module.default;
+      framing = {
+        before: tokenizer.encode(section.getAttribute("data-before"), { bos: false, eos: false }),
+        after: tokenizer.encode(section.getAttribute("data-after"), { bos: false, eos: false }),
+      };
       section.setAttribute("data-state", "ready");
       status.textContent = "Llama 3's tokenizer is running in your browser.";
     }, (failure) => {
@@ -55,22 +60,31 @@
     if (id >= 128000) return { text: written, whole: true, special: true, bytes: new TextEncoder().encode(written) };
     const bytes = Uint8Array.from(written, (ch) => BYTE_OF.get(ch));
     try {
-      const text = strict.decode(bytes).replace(/ /g, "·").replace(/\n/g, "↵").replace(/\t/g, "→");
-      return { text, whole: true, special: false, bytes };
+      return { text: visible(strict.decode(bytes)), whole: true, special: false, bytes };
     } catch (notWhole) {
       return { text: hex(bytes), whole: false, special: false, bytes };
     }
   }
 
+  // Whitespace and invisible characters made visible: control characters as their Unicode pictures,
+  // format characters (zero-width space, byte-order mark, …) by code point.
+  function visible(text) {
+    return text.replace(/ /g, "·").replace(/\n/g, "↵").replace(/\t/g, "→")
+      .replace(/[\u0000-\u001f]/g, (c) => String.fromCharCode(0x2400 + c.charCodeAt(0))).replace(/\u007f/g, "␡")
+      .replace(/[\u00ad\u0085\u061c\u180e\u200b-\u200f\u202a-\u202e\u2060-\u2064\ufeff]/g,
+        (c) => "⟨U+" + c.charCodeAt(0).toString(16).toUpperCase().padStart(4, "0") + "⟩");
+  }
+
   function show(text) {
     const words = text.trim() ? text.trim().split(/\s+/).length : 0;
     const chars = Array.from(text).length;
+    // One encoding per change: the template's ids are fixed and join the message's at special tokens.
     // The ratios describe the reader's text; the count is what the engine tokenises.
-    const own = tokenizer.encode(text, { bos: false, eos: false });
-    const ids = wrap.checked ? tokenizer.encode(section.getAttribute("data-before") + text.trim() + section.getAttribute("data-after"),
-      { bos: false, eos: false }) : own;
+    const message = wrap.checked ? text.trim() : text;
+    const own = tokenizer.encode(message, { bos: false, eos: false });
+    const ids = wrap.checked ? framing.before.concat(own, framing.after) : own;
     out("tokens").textContent = ids.length.toLocaleString("en-GB");
-    out("template").textContent = (ids.length - tokenizer.encode(text.trim(), { bos: false, eos: false }).length).toLocaleString("en-GB");
+    out("template").textContent = (framing.before.length + framing.after.length).toLocaleString("en-GB");
     section.querySelector(".tok-template-only").hidden = !wrap.checked;
     out("characters").textContent = chars.toLocaleString("en-GB");
     out("words").textContent = words ? words.toLocaleString("en-GB") : "—";
@@ -102,6 +116,14 @@
     return "";
   }
 
+  // A refused text leaves the last figures in place, dimmed, so they are not read as this text's.
+  function refuse(message) {
+    error.textContent = message;
+    area.setAttribute("aria-invalid", message ? "true" : "false");
+    section.toggleAttribute("data-stale", Boolean(message));
+    if (message) section.setAttribute("data-state", "invalid");
+  }
+
   let pending = 0;
   function update() {
     const asked = ++pending;
@@ -109,20 +131,27 @@
       if (asked !== pending) return;
       const text = area.value;
       const wrong = problem(text);
-      error.textContent = wrong;
-      area.setAttribute("aria-invalid", wrong ? "true" : "false");
+      refuse(wrong);
       if (wrong) return;
       try {
         show(text);
         section.setAttribute("data-state", "computed");
       } catch (failure) {
-        error.textContent = "The tokenizer could not encode this text (" + String(failure && failure.message || failure).slice(0, 120) + ").";
+        // The library's encoder runs out of stack on one unbroken run of about a hundred thousand tokens.
+        refuse(failure instanceof RangeError
+          ? "This text has a run of symbols with no space or line break that becomes too many tokens to encode at once; break it up, or paste less."
+          : "The tokenizer could not encode this text (" + String(failure && failure.message || failure).slice(0, 120) + ").");
       }
     }, () => {});
   }
 
   let timer = 0;
-  area.addEventListener("input", () => { clearTimeout(timer); timer = setTimeout(update, 120); });
+  // Long texts wait for a longer pause: encoding 50,000 characters takes the page's thread for a while.
+  area.addEventListener("input", () => {
+    clearTimeout(timer);
+    if (tokenizer) section.setAttribute("data-state", "pending");
+    timer = setTimeout(update, area.value.length > 10000 ? 400 : 120);
+  });
   wrap.addEventListener("change", update);
   area.addEventListener("focus", () => { load().catch(() => {}); }, { once: true });
   if ("IntersectionObserver" in window) {
@@ -131,5 +160,10 @@
     }, { rootMargin: "400px" });
     watch.observe(section);
   }
+  // Back/forward may restore the form: show what it now holds.
+  window.addEventListener("pageshow", () => {
+    if (wrap.checked || area.value !== area.defaultValue) update();
+  });
+  window.addEventListener("beforeprint", () => { section.querySelector(".tok-ids-box").open = true; });
   window.runbookTokenizer = { encode: (text) => load().then(() => tokenizer.encode(text, { bos: false, eos: false })) };
 })();
