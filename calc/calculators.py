@@ -88,13 +88,21 @@ PHASES = Calculator(
 JOURNEY_FIELDS = (PROMPT, OUTPUT, CARD, WEIGHTS, KV)
 
 
+def stack_of(parsed: Mapping[str, Any], fields: tuple) -> Stack | None:
+    """The reference stack with every one of `fields` applied; None while any of them is invalid."""
+    if any(f.name not in parsed for f in fields):
+        return None
+    stack = REFERENCE
+    for f in fields:
+        stack = f.apply(stack, parsed[f.name])
+    return stack
+
+
 def request_fits(parsed: Mapping[str, Any]) -> dict[str, str]:
     """The request must fit the model's positions and, with its cache, the card."""
-    if any(f.name not in parsed for f in JOURNEY_FIELDS):
+    stack = stack_of(parsed, JOURNEY_FIELDS)
+    if stack is None:
         return {}
-    stack = REFERENCE
-    for f in JOURNEY_FIELDS:
-        stack = f.apply(stack, parsed[f.name])
     from . import journey
     problem = journey.fits(stack, parsed["prompt"], parsed["output"])
     return {"prompt": problem} if problem else {}
@@ -143,11 +151,9 @@ TOKENS_FIELDS = (CHARACTERS, TEXT_KIND, MODEL, CARD, WEIGHTS, KV)
 
 def prompt_fits(parsed: Mapping[str, Any]) -> dict[str, str]:
     """The prompt, in tokens, must fit the model's positions."""
-    if any(f.name not in parsed for f in TOKENS_FIELDS):
+    stack = stack_of(parsed, TOKENS_FIELDS)
+    if stack is None:
         return {}
-    stack = REFERENCE
-    for f in TOKENS_FIELDS:
-        stack = f.apply(stack, parsed[f.name])
     from .tokens import samples, tokens_for_characters
     count = tokens_for_characters(stack.text.characters, samples()[stack.text.kind])
     longest = stack.model.max_position_embeddings
