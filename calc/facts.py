@@ -288,6 +288,7 @@ SECTIONS: dict[str, Callable[[Stack, "Facts"], object]] = {
     "journey": lambda stack, made: _journey(stack),
     "hardware": lambda stack, made: _hardware(stack, made["ladder"]),
     "tokens": lambda stack, made: _tokens(stack),
+    "attention": lambda stack, made: _attention(stack),
 }
 
 
@@ -306,6 +307,11 @@ def _hardware(stack: Stack, ladder: kvcache.Ladder) -> object:
 def _tokens(stack: Stack) -> object:
     from . import tokens
     return tokens.section(stack)
+
+
+def _attention(stack: Stack) -> object:
+    from . import attention
+    return attention.section(stack)
 
 
 class Facts(Mapping[str, object]):

@@ -237,3 +237,20 @@ def _config_integer(digits: str) -> int:
 
 def _number(value: float) -> str:
     return f"{value:,.0f}" if value == int(value) else f"{value:g}"
+
+
+def _attention_choice(stack: Stack, key: str) -> Stack:
+    from .attention import chosen_model
+    return replace(stack, model=chosen_model(key)) if key != CUSTOM else stack
+
+
+ATTENTION_SETTING = ChoiceField(
+    "model", "Attention",
+    {"mha": "Llama 3.1 8B · multi-head (MHA)", "gqa": "Llama 3.1 8B · grouped-query (GQA)",
+     "mqa": "Llama 3.1 8B · multi-query (MQA)", "mla": "Llama 3.1 8B · latent (MLA)",
+     "window": "Llama 3.1 8B · sliding window", "hybrid": "Llama 3.1 8B · local/global hybrid",
+     "deepseek-v2": "DeepSeek-V2 (config.json)", "deepseek-v3": "DeepSeek-V3 (config.json)",
+     "mistral-7b": "Mistral 7B v0.1 (config.json)", "gemma-2-9b": "Gemma 2 9B (config.json)",
+     CUSTOM: "Your config.json"},
+    current=lambda s: "gqa", apply=_attention_choice,
+    hint="a setting of the dial on the reference model, a published model, or a config you paste")
