@@ -112,7 +112,8 @@ def setting(key: str, name: str, model: Model, stack: Stack, budget: Result, lon
     multi_head = multi_head_per_token(model, stack.kv_precision)
     at_limit = held(model, stack.kv_precision, stack.context_limit, stack.block_size)
     at_long = held(model, stack.kv_precision, long, stack.block_size)
-    multi_at_limit = multi_head.value * kvcache.tokens_in_blocks(stack.context_limit, stack.block_size).value
+    charged = int(kvcache.tokens_in_blocks(stack.context_limit, stack.block_size).value)
+    multi_at_limit = multi_head.value * charged
     if budget.value <= 0:
         binds = "the weights and activation reserve do not fit in the pool"
     elif budget.value < at_limit.value:
@@ -125,8 +126,8 @@ def setting(key: str, name: str, model: Model, stack: Stack, budget: Result, lon
         per_token=per_token,
         multi_head=multi_head,
         versus_multi_head=Result(multi_at_limit / at_limit.value, RATIO,
-                                 formula="multi-head cache per user ÷ this setting's, at the context limit",
-                                 worked=(f"{grouped(multi_head.value)} B × {grouped(stack.context_limit)} ÷ "
+                                 formula="multi-head cache per user ÷ this setting's, at the context limit in whole blocks",
+                                 worked=(f"{grouped(multi_head.value)} B × {grouped(charged)} ÷ "
                                          f"{grouped(at_limit.value)} B = {RATIO.show(multi_at_limit / at_limit.value)}")),
         per_user=at_limit,
         per_user_long=at_long,

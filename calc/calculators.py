@@ -9,8 +9,8 @@ from typing import Any, Mapping
 from . import operations, timing
 from .calculator import Calculator
 from .facts import Facts, facts
-from .fields import (ACTIVATIONS, ATTENTION_SETTING, BANDWIDTH, BATCH, CARD, CHARACTERS, CONTEXT_LIMIT, CONVERSATION,
-                     HELD, KV, MFU, MODEL, OUTPUT, PROMPT, TEXT_KIND, UTILISATION, WEIGHTS, NumberField)
+from .fields import (ACTIVATIONS, ATTENTION_LIMIT, ATTENTION_SETTING, BANDWIDTH, BATCH, CARD, CHARACTERS,
+                     CONTEXT_LIMIT, CONVERSATION, HELD, KV, MFU, MODEL, OUTPUT, PROMPT, TEXT_KIND, UTILISATION, WEIGHTS, NumberField)
 from .roofline import cache_share_curves, chart_rows, decode_read
 from .stack import REFERENCE, Stack
 from .units import PERCENT, grouped
@@ -155,7 +155,7 @@ def attention_dial(namespace: Facts) -> dict:
 ATTENTION = Calculator(
     name="attention",
     label="Attention dial",
-    fields=(ATTENTION_SETTING, CARD, KV, CONTEXT_LIMIT),
+    fields=(ATTENTION_SETTING, CARD, KV, ATTENTION_LIMIT),
     curves={"attention-dial": attention_dial},
 )
 

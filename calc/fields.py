@@ -246,11 +246,13 @@ def _attention_choice(stack: Stack, key: str) -> Stack:
 
 ATTENTION_SETTING = ChoiceField(
     "model", "Attention",
-    {"mha": "Llama 3.1 8B · multi-head (MHA)", "gqa": "Llama 3.1 8B · grouped-query (GQA)",
-     "mqa": "Llama 3.1 8B · multi-query (MQA)", "mla": "Llama 3.1 8B · latent (MLA)",
-     "window": "Llama 3.1 8B · sliding window", "hybrid": "Llama 3.1 8B · local/global hybrid",
-     "deepseek-v2": "DeepSeek-V2 (config.json)", "deepseek-v3": "DeepSeek-V3 (config.json)",
-     "mistral-7b": "Mistral 7B v0.1 (config.json)", "gemma-2-9b": "Gemma 2 9B (config.json)",
+    {"mha": "8B · multi-head", "gqa": "8B · grouped-query", "mqa": "8B · multi-query", "mla": "8B · latent",
+     "window": "8B · sliding window", "hybrid": "8B · local/global", "deepseek-v2": "DeepSeek-V2",
+     "deepseek-v3": "DeepSeek-V3", "mistral-7b": "Mistral 7B v0.1", "gemma-2-9b": "Gemma 2 9B",
      CUSTOM: "Your config.json"},
     current=lambda s: "gqa", apply=_attention_choice,
-    hint="a setting of the dial on the reference model, a published model, or a config you paste")
+    hint="8B: a setting of the dial on Llama 3.1 8B's shape; or a published config, or your own")
+# The attention calculator has no typical-conversation field: a limit below the stack's typical
+# conversation shortens that conversation too, so the paged figures stay within the limit.
+ATTENTION_LIMIT = replace(CONTEXT_LIMIT, apply=lambda s, v: replace(
+    s, context_limit=v, typical_conversation=min(s.typical_conversation, v)))
