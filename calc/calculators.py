@@ -9,8 +9,8 @@ from typing import Any, Mapping
 from . import operations, timing
 from .calculator import Calculator
 from .facts import Facts, facts
-from .fields import (ACTIVATIONS, BANDWIDTH, BATCH, CARD, CHARACTERS, CONTEXT_LIMIT, CONVERSATION, HELD, KV, MFU, MODEL,
-                     OUTPUT, PROMPT, TEXT_KIND, UTILISATION, WEIGHTS, NumberField)
+from .fields import (ACTIVATIONS, ATTENTION_LIMIT, ATTENTION_SETTING, BANDWIDTH, BATCH, CARD, CHARACTERS,
+                     CONTEXT_LIMIT, CONVERSATION, HELD, KV, MFU, MODEL, OUTPUT, PROMPT, TEXT_KIND, UTILISATION, WEIGHTS, NumberField)
 from .roofline import cache_share_curves, chart_rows, decode_read
 from .stack import REFERENCE, Stack
 from .units import PERCENT, grouped
@@ -187,7 +187,23 @@ ANATOMY = Calculator(
     results="components/calculators/anatomy.html.j2",
 )
 
-CALCULATORS: dict[str, Calculator] = {c.name: c for c in (CAPACITY, PHASES, JOURNEY, HARDWARE, TOKENS, ANATOMY)}
+
+def attention_dial(namespace: Facts) -> dict:
+    """Cache per user against tokens held, one curve per setting of the dial, and the table's rows."""
+    from .attention import curves
+    drawn = curves(namespace.stack)
+    return {"curves": drawn, "rows": chart_rows(drawn, 2, " GiB")}
+
+
+ATTENTION = Calculator(
+    name="attention",
+    label="Attention dial",
+    fields=(ATTENTION_SETTING, CARD, KV, ATTENTION_LIMIT),
+    curves={"attention-dial": attention_dial},
+)
+
+CALCULATORS: dict[str, Calculator] = {c.name: c for c in (CAPACITY, PHASES, JOURNEY, HARDWARE, TOKENS, ANATOMY,
+                                                           ATTENTION)}
 
 
 def run_json(request: str) -> str:

@@ -292,6 +292,7 @@ SECTIONS: dict[str, Callable[[Stack, "Facts"], object]] = {
     "mixtral": lambda stack, made: _mixtral(stack),
     "tied": lambda stack, made: _anatomy(stack, CATALOGUE["llama-3.2-1b"]),
     "sizes": lambda stack, made: _sizes(),
+    "attention": lambda stack, made: _attention(stack),
 }
 
 
@@ -329,6 +330,11 @@ def _sizes() -> dict[str, dict[str, Result]]:
                                  "short": rule_of_thumb(model).short_of_total,
                                  "tables": vocabulary_cost(model).share, "table": vocabulary_cost(model).embedding}
             for key, model in CATALOGUE.items() if key.startswith("llama-3.1")}
+
+
+def _attention(stack: Stack) -> object:
+    from . import attention
+    return attention.section(stack)
 
 
 class Facts(Mapping[str, object]):

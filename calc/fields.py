@@ -237,3 +237,22 @@ def _config_integer(digits: str) -> int:
 
 def _number(value: float) -> str:
     return f"{value:,.0f}" if value == int(value) else f"{value:g}"
+
+
+def _attention_choice(stack: Stack, key: str) -> Stack:
+    from .attention import chosen_model
+    return replace(stack, model=chosen_model(key)) if key != CUSTOM else stack
+
+
+ATTENTION_SETTING = ChoiceField(
+    "model", "Attention",
+    {"mha": "8B · multi-head", "gqa": "8B · grouped-query", "mqa": "8B · multi-query", "mla": "8B · latent",
+     "window": "8B · sliding window", "hybrid": "8B · local/global", "deepseek-v2": "DeepSeek-V2",
+     "deepseek-v3": "DeepSeek-V3", "mistral-7b": "Mistral 7B v0.1", "gemma-2-9b": "Gemma 2 9B",
+     CUSTOM: "Your config.json"},
+    current=lambda s: "gqa", apply=_attention_choice,
+    hint="8B: a setting of the dial on Llama 3.1 8B's shape; or a published config, or your own")
+# The attention calculator has no typical-conversation field: a limit below the stack's typical
+# conversation shortens that conversation too, so the paged figures stay within the limit.
+ATTENTION_LIMIT = replace(CONTEXT_LIMIT, apply=lambda s, v: replace(
+    s, context_limit=v, typical_conversation=min(s.typical_conversation, v)))

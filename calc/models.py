@@ -46,6 +46,22 @@ class Model:
     sliding_window: int | None = None
     architecture: str = "LlamaForCausalLM"
     counted: str = ""
+    # Latent attention (DeepSeek-V2/V3, MLA): each layer caches one compressed latent of
+    # kv_lora_rank numbers and one decoupled RoPE key of qk_rope_head_dim, shared by every head.
+    kv_lora_rank: int | None = None
+    q_lora_rank: int | None = None
+    qk_rope_head_dim: int = 0
+    qk_nope_head_dim: int = 0
+    v_head_dim: int = 0
+    # DeepSeekMoE: shared experts beside the routed ones, narrower experts, the first layers dense.
+    n_shared_experts: int = 0
+    moe_intermediate_size: int = 0
+    first_k_dense_replace: int = 0
+    router_bias: bool = False
+    # Hybrid local/global attention (Gemma 2): how many layers use the sliding window; None means
+    # every layer does (Mistral), so the window caps the whole cache.
+    window_layers: int | None = None
+    sandwich_norms: bool = False
 
     @property
     def head_dim(self) -> int:
@@ -61,9 +77,25 @@ class Model:
     def is_mixture_of_experts(self) -> bool:
         return self.num_local_experts > 1
 
+    @property
+    def is_latent(self) -> bool:
+        """Multi-head latent attention: the cache holds a latent, not keys and values per head."""
+        return self.kv_lora_rank is not None
+
+    @property
+    def is_hybrid(self) -> bool:
+        """Some layers attend through a sliding window, the others to the whole sequence."""
+        return bool(self.sliding_window) and self.window_layers is not None \
+            and self.window_layers < self.num_hidden_layers
+
     def tokens_cached(self, tokens: int) -> int:
-        """Tokens whose keys and values a sequence of `tokens` keeps: a sliding window caps them."""
-        return min(tokens, self.sliding_window) if self.sliding_window else tokens
+        """Tokens whose keys and values a sequence of `tokens` keeps: a sliding window caps them.
+        In a hybrid model the full-attention layers keep every token, so the ladder charges the
+        full length (what an engine without a hybrid allocator reserves; calc.attention derives
+        what the windowed layers save)."""
+        if not self.sliding_window or self.is_hybrid:
+            return tokens
+        return min(tokens, self.sliding_window)
 
     @classmethod
     def from_config(cls, config: Mapping[str, Any], name: str = "", source: str = "") -> "Model":
@@ -82,6 +114,9 @@ class Model:
         _refuse_other_attention(config)
         architecture = _architecture(config)
         traits = ARCHITECTURES[architecture]
+        if not traits.latent and config.get("kv_lora_rank") not in (None, False):
+            raise ConfigError("kv_lora_rank", f"latent attention on {architecture}: calc reads it only in DeepSeek-V2 "
+                                              f"and DeepSeek-V3 configs, whose other fields say how the latent is used")
         layers = _whole(config, "num_hidden_layers")
         hidden = _whole(config, "hidden_size")
         heads = _whole(config, "num_attention_heads")
@@ -91,11 +126,16 @@ class Model:
         if heads % kv_heads:
             raise ConfigError("num_key_value_heads", f"{kv_heads} does not divide num_attention_heads ({heads})")
         head_dim = _whole(config, "head_dim", default=None)
+        latent = _latent(config, layers) if traits.latent else {}
+        if latent:  # a latent model's query and key heads are qk_nope + qk_rope wide
+            head_dim = latent["qk_nope_head_dim"] + latent["qk_rope_head_dim"]
         if head_dim is None and hidden % heads:
             raise ConfigError("hidden_size", f"{hidden} is not a multiple of num_attention_heads ({heads}) and no head_dim is given")
         experts = _whole(config, "num_local_experts", default=None)
         if experts is None:
-            experts = _whole(config, "num_experts", default=1)
+            experts = _whole(config, "num_experts", default=None)
+        if experts is None:
+            experts = _whole(config, "n_routed_experts", default=1)
         chosen = _whole(config, "num_experts_per_tok", default=1) if experts > 1 else 1
         if chosen > experts:
             raise ConfigError("num_experts_per_tok", f"{chosen} is more than num_local_experts ({experts})")
@@ -108,7 +148,7 @@ class Model:
             num_key_value_heads=kv_heads,
             intermediate_size=_whole(config, "intermediate_size"),
             vocab_size=_whole(config, "vocab_size"),
-            tie_word_embeddings=_flag(config, "tie_word_embeddings"),
+            tie_word_embeddings=_flag(config, "tie_word_embeddings", default=traits.tied),
             max_position_embeddings=_whole(config, "max_position_embeddings", default=0, minimum=0),
             head_dim_given=head_dim,
             qkv_bias=traits.qkv_bias or _flag(config, "attention_bias"),
@@ -120,6 +160,10 @@ class Model:
             sliding_window=_window(config),
             architecture=architecture,
             counted=counted,
+            window_layers=_window_layers(config, layers) if traits.alternating else None,
+            sandwich_norms=traits.sandwich_norms,
+            router_bias=traits.router_bias,
+            **latent,
         )
 
 
@@ -129,6 +173,11 @@ class Traits:
 
     qkv_bias: bool = False
     qk_norm: bool = False
+    latent: bool = False           # DeepSeek's multi-head latent attention and DeepSeekMoE fields
+    router_bias: bool = False      # DeepSeek-V3's router keeps a bias per routed expert
+    alternating: bool = False      # Gemma 2: sliding-window and full-attention layers alternate
+    sandwich_norms: bool = False   # Gemma 2: a norm before and after attention and feed-forward
+    tied: bool = False             # Gemma ties its embedding to its output head unless the config says not
 
 
 ARCHITECTURES: dict[str, Traits] = {
@@ -137,9 +186,13 @@ ARCHITECTURES: dict[str, Traits] = {
     "MixtralForCausalLM": Traits(),
     "Qwen2ForCausalLM": Traits(qkv_bias=True),
     "Qwen3ForCausalLM": Traits(qk_norm=True),
+    "DeepseekV2ForCausalLM": Traits(latent=True),
+    "DeepseekV3ForCausalLM": Traits(latent=True, router_bias=True),
+    "Gemma2ForCausalLM": Traits(alternating=True, sandwich_norms=True, tied=True),
 }
 _MODEL_TYPES = {"llama": "LlamaForCausalLM", "mistral": "MistralForCausalLM", "mixtral": "MixtralForCausalLM",
-                "qwen2": "Qwen2ForCausalLM", "qwen3": "Qwen3ForCausalLM"}
+                "qwen2": "Qwen2ForCausalLM", "qwen3": "Qwen3ForCausalLM", "deepseek_v2": "DeepseekV2ForCausalLM",
+                "deepseek_v3": "DeepseekV3ForCausalLM", "gemma2": "Gemma2ForCausalLM"}
 _LARGEST_SENSIBLE = 10 ** 7
 
 
@@ -164,8 +217,6 @@ def _architecture(config: Mapping[str, Any]) -> str:
 
 
 _OTHER_ATTENTION = {
-    "kv_lora_rank": "latent attention (MLA): the cache holds a compressed latent per token and layer, not "
-                    "num_key_value_heads keys and values, so the KV head count it declares does not size it",
     "multi_query": "Falcon-style attention names its shared heads this way, not with num_key_value_heads",
     "n_head_kv": "Falcon-style attention names its KV heads this way, not with num_key_value_heads",
     "num_kv_heads": "Falcon-style attention names its KV heads this way, not with num_key_value_heads",
@@ -178,6 +229,44 @@ def _refuse_other_attention(config: Mapping[str, Any]) -> None:
     for key, why in _OTHER_ATTENTION.items():
         if key in config and config[key] not in (None, False):
             raise ConfigError(key, f"{why}; calc cannot size this attention yet")
+
+
+def _latent(config: Mapping[str, Any], layers: int) -> dict[str, Any]:
+    """DeepSeek-V2/V3's latent attention and DeepSeekMoE fields, each checked."""
+    fields = {
+        "kv_lora_rank": _whole(config, "kv_lora_rank"),
+        "q_lora_rank": _whole(config, "q_lora_rank", default=None),
+        "qk_rope_head_dim": _whole(config, "qk_rope_head_dim"),
+        "qk_nope_head_dim": _whole(config, "qk_nope_head_dim"),
+        "v_head_dim": _whole(config, "v_head_dim"),
+        "n_shared_experts": _whole(config, "n_shared_experts", default=0, minimum=0),
+        "moe_intermediate_size": _whole(config, "moe_intermediate_size", default=0, minimum=0),
+        "first_k_dense_replace": _whole(config, "first_k_dense_replace", default=0, minimum=0),
+    }
+    if fields["first_k_dense_replace"] > layers:
+        raise ConfigError("first_k_dense_replace", f"{fields['first_k_dense_replace']:,} is more than "
+                                                   f"num_hidden_layers ({layers:,})")
+    if _whole(config, "moe_layer_freq", default=1) != 1:
+        raise ConfigError("moe_layer_freq", "calc counts only configs where every layer after the dense ones is "
+                                            "a mixture of experts (moe_layer_freq 1)")
+    if _whole(config, "n_routed_experts", default=1) > 1 and not fields["moe_intermediate_size"]:
+        raise ConfigError("moe_intermediate_size", "missing; calc needs it to count the routed experts")
+    return fields
+
+
+def _window_layers(config: Mapping[str, Any], layers: int) -> int | None:
+    """Gemma 2 alternates: even-numbered layers (0, 2, …) use the window, odd ones attend to every
+    token. A config's own `layer_types`, when given, says which layers are which."""
+    if not _window(config):
+        return None
+    kinds = config.get("layer_types")
+    if kinds is None:
+        return (layers + 1) // 2
+    if not isinstance(kinds, list) or len(kinds) != layers or not all(
+            k in ("sliding_attention", "full_attention") for k in kinds):
+        raise ConfigError("layer_types", f"expected one of \"sliding_attention\" or \"full_attention\" for each "
+                                         f"of the {layers:,} layers")
+    return kinds.count("sliding_attention")
 
 
 def _window(config: Mapping[str, Any]) -> int | None:
@@ -318,4 +407,104 @@ CATALOGUE: dict[str, Model] = {
     "llama-3.1-405b": LLAMA_3_1_405B,
     "llama-3.2-1b": LLAMA_3_2_1B,
     "mixtral-8x7b": MIXTRAL_8X7B,
+}
+
+
+# Models document 07 compares attention on, each from its published config.json (the fields calc
+# reads; the rest — rope scaling, routing scores, soft-capping — change no count calc makes).
+DEEPSEEK_V2_CONFIG = {
+    "architectures": ["DeepseekV2ForCausalLM"],
+    "first_k_dense_replace": 1,
+    "hidden_size": 5120,
+    "intermediate_size": 12288,
+    "kv_lora_rank": 512,
+    "max_position_embeddings": 163840,
+    "model_type": "deepseek_v2",
+    "moe_intermediate_size": 1536,
+    "moe_layer_freq": 1,
+    "n_routed_experts": 160,
+    "n_shared_experts": 2,
+    "num_attention_heads": 128,
+    "num_experts_per_tok": 6,
+    "num_hidden_layers": 60,
+    "num_key_value_heads": 128,
+    "q_lora_rank": 1536,
+    "qk_nope_head_dim": 128,
+    "qk_rope_head_dim": 64,
+    "tie_word_embeddings": False,
+    "torch_dtype": "bfloat16",
+    "v_head_dim": 128,
+    "vocab_size": 102400,
+}
+
+DEEPSEEK_V3_CONFIG = {
+    "architectures": ["DeepseekV3ForCausalLM"],
+    "first_k_dense_replace": 3,
+    "hidden_size": 7168,
+    "intermediate_size": 18432,
+    "kv_lora_rank": 512,
+    "max_position_embeddings": 163840,
+    "model_type": "deepseek_v3",
+    "moe_intermediate_size": 2048,
+    "moe_layer_freq": 1,
+    "n_routed_experts": 256,
+    "n_shared_experts": 1,
+    "num_attention_heads": 128,
+    "num_experts_per_tok": 8,
+    "num_hidden_layers": 61,
+    "num_key_value_heads": 128,
+    "q_lora_rank": 1536,
+    "qk_nope_head_dim": 128,
+    "qk_rope_head_dim": 64,
+    "tie_word_embeddings": False,
+    "torch_dtype": "bfloat16",
+    "v_head_dim": 128,
+    "vocab_size": 129280,
+}
+
+MISTRAL_7B_CONFIG = {
+    "architectures": ["MistralForCausalLM"],
+    "hidden_size": 4096,
+    "intermediate_size": 14336,
+    "max_position_embeddings": 32768,
+    "model_type": "mistral",
+    "num_attention_heads": 32,
+    "num_hidden_layers": 32,
+    "num_key_value_heads": 8,
+    "rope_theta": 10000.0,
+    "sliding_window": 4096,
+    "tie_word_embeddings": False,
+    "torch_dtype": "bfloat16",
+    "vocab_size": 32000,
+}
+
+GEMMA_2_9B_CONFIG = {
+    "architectures": ["Gemma2ForCausalLM"],
+    "cache_implementation": "hybrid",
+    "head_dim": 256,
+    "hidden_size": 3584,
+    "intermediate_size": 14336,
+    "max_position_embeddings": 8192,
+    "model_type": "gemma2",
+    "num_attention_heads": 16,
+    "num_hidden_layers": 42,
+    "num_key_value_heads": 8,
+    "query_pre_attn_scalar": 256,
+    "sliding_window": 4096,
+    "torch_dtype": "float32",
+    "vocab_size": 256000,
+}
+
+_HUB = "config.json of {}, https://huggingface.co/{}/blob/main/config.json"
+
+DEEPSEEK_V2 = Model.from_config(DEEPSEEK_V2_CONFIG, "DeepSeek-V2", _HUB.format("deepseek-ai/DeepSeek-V2", "deepseek-ai/DeepSeek-V2"))
+DEEPSEEK_V3 = Model.from_config(DEEPSEEK_V3_CONFIG, "DeepSeek-V3", _HUB.format("deepseek-ai/DeepSeek-V3", "deepseek-ai/DeepSeek-V3"))
+MISTRAL_7B = Model.from_config(MISTRAL_7B_CONFIG, "Mistral 7B v0.1", _HUB.format("mistralai/Mistral-7B-v0.1", "mistralai/Mistral-7B-v0.1"))
+GEMMA_2_9B = Model.from_config(GEMMA_2_9B_CONFIG, "Gemma 2 9B", _HUB.format("google/gemma-2-9b", "google/gemma-2-9b"))
+
+ATTENTION_MODELS: dict[str, Model] = {
+    "deepseek-v2": DEEPSEEK_V2,
+    "deepseek-v3": DEEPSEEK_V3,
+    "mistral-7b": MISTRAL_7B,
+    "gemma-2-9b": GEMMA_2_9B,
 }

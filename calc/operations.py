@@ -30,9 +30,9 @@ def block_parameters(model: Model) -> int:
     it is routed to."""
     count = count_parameters(model)
     experts_skipped = model.num_local_experts - model.num_experts_per_tok
-    one_expert = (count.feed_forward_per_layer - model.hidden_size * model.num_local_experts
-                  ) // model.num_local_experts if model.is_mixture_of_experts else 0
-    return count.block_matrices - model.num_hidden_layers * experts_skipped * one_expert
+    one_expert = count.expert or ((count.feed_forward_per_layer - model.hidden_size * model.num_local_experts
+                                   ) // model.num_local_experts if model.is_mixture_of_experts else 0)
+    return count.block_matrices - (model.num_hidden_layers - count.dense_layers) * experts_skipped * one_expert
 
 
 def head_parameters(model: Model) -> int:
@@ -59,7 +59,11 @@ def multiplied_parameters(model: Model) -> Result:
 
 
 def attention_width(model: Model) -> int:
-    """Query heads × head_dim: the width every score and weighted sum runs over, per layer."""
+    """Query heads × head_dim: the width every score and weighted sum runs over, per layer. Latent
+    attention (in the multi-head form prefill uses) scores over qk_nope + qk_rope and sums values of
+    v_head_dim: the mean of the two widths keeps 4 × layers × width exact."""
+    if model.is_latent:
+        return model.num_attention_heads * (model.head_dim + model.v_head_dim) // 2
     return model.num_attention_heads * model.head_dim
 
 

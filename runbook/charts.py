@@ -8,6 +8,7 @@ from calc.calculators import step_vs_batch as step_vs_batch_data
 from calc.calculators import journey_shares as journey_shares_data
 from calc.calculators import vocabulary_share as vocabulary_share_data
 from calc.calculators import anatomy_shares as anatomy_shares_data
+from calc.calculators import attention_dial as attention_dial_data
 from calc.journey import SHARE_CURVE_OUTPUTS
 from calc.hardware import roofline_curves
 from calc.roofline import CURVE_BATCHES
@@ -192,7 +193,34 @@ def anatomy_shares(namespace: Mapping[str, Any]) -> dict[str, Any]:
     }
 
 
+DIAL_COLOURS = ["#b91c1c", "#0f766e", "#0369a1", "#7c3aed", "#b45309", "#57534e"]
+DIAL_DASHES = ["solid", "solid", "dot", "dash", "dashdot", "longdash"]
+
+
+def attention_dial(namespace: Mapping[str, Any]) -> dict[str, Any]:
+    """Cache per user against tokens held, one line per attention setting, on log axes."""
+    data = attention_dial_data(namespace)
+    series = [{**curve, "mode": "lines+markers", "type": "scatter", "line": {"color": colour, "width": 3, "dash": dash},
+               "marker": {"size": 6}, "hovertemplate": "%{x:,} tokens: %{y:.2f} GiB<extra>%{fullData.name}</extra>"}
+              for curve, colour, dash in zip(data["curves"], DIAL_COLOURS, DIAL_DASHES, strict=True)]
+    lengths = data["curves"][0]["x"]
+    return {
+        "data": series,
+        "layout": {
+            "xaxis": {"title": {"text": "tokens the sequence holds (log)"}, "type": "log",
+                      "tickvals": lengths, "ticktext": [f"{n // 1024}k" for n in lengths], "gridcolor": "#e7e5e4"},
+            "yaxis": {"title": {"text": "cache per user (GiB, log)"}, "type": "log", "gridcolor": "#e7e5e4"},
+            "legend": {"orientation": "h", "y": -0.22, "x": 0},
+            "margin": {"l": 64, "r": 16, "t": 16, "b": 120},
+            **PAGE_STYLE,
+            "height": 460,
+        },
+        "table": {"columns": ["tokens held"] + [s["name"] for s in series], "rows": data["rows"]},
+    }
+
+
 CHARTS: dict[str, Callable[[Mapping[str, Any]], dict[str, Any]]] = {
+    "attention-dial": attention_dial,
     "cache-share": cache_share,
     "step-vs-batch": step_vs_batch,
     "journey-shares": journey_shares,
