@@ -288,6 +288,7 @@ SECTIONS: dict[str, Callable[[Stack, "Facts"], object]] = {
     "journey": lambda stack, made: _journey(stack),
     "hardware": lambda stack, made: _hardware(stack, made["ladder"]),
     "tokens": lambda stack, made: _tokens(stack),
+    "position": lambda stack, made: _position(stack),
 }
 
 
@@ -306,6 +307,11 @@ def _hardware(stack: Stack, ladder: kvcache.Ladder) -> object:
 def _tokens(stack: Stack) -> object:
     from . import tokens
     return tokens.section(stack)
+
+
+def _position(stack: Stack) -> object:
+    from . import position
+    return position.section(stack)
 
 
 class Facts(Mapping[str, object]):
