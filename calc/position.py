@@ -428,12 +428,13 @@ def section(stack) -> dict[str, object]:
         "at_original": at_original,
         "cache_growth": growth(at_reach["cache"], at_original["cache"], "cache at the span ÷ at the original length"),
         "prefill_growth": growth(at_reach["prefill"], at_original["prefill"], "prefill at the span ÷ at the original length"),
-        "ntk_base": ntk_base(theta, head_dim, rule.factor),
-        "ntk_longest": wavelength(ntk_base(theta, head_dim, rule.factor).value, head_dim, last.index),
         "table": table,
         "dials": dials(theta, head_dim, (0, 8, last.index)),
         "chart_pairs": len(table),
     })
+    if head_dim > 2:
+        out["ntk_base"] = ntk_base(theta, head_dim, rule.factor)
+        out["ntk_longest"] = wavelength(out["ntk_base"].value, head_dim, last.index)
     if first_blended is not None:
         out["example_blend"] = {"pair": given(first_blended.index, COUNT, "the first blended pair"),
                                 "before": wavelength(theta, head_dim, first_blended.index),

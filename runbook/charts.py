@@ -189,7 +189,7 @@ def rope_wavelengths(namespace: Mapping[str, Any]) -> dict[str, Any]:
     return {
         "data": series,
         "layout": {
-            "xaxis": {"title": {"text": "dimension pair, fastest-turning first"}, "gridcolor": "#e7e5e4", "rangemode": "tozero"},
+            "xaxis": {"title": {"text": "pair i + 1 (pair i = 0 turns fastest)"}, "gridcolor": "#e7e5e4", "rangemode": "tozero"},
             "yaxis": {"title": {"text": "wavelength: tokens per full turn (log)"}, "type": "log", "dtick": 1,
                       "gridcolor": "#e7e5e4"},
             "legend": {"orientation": "h", "y": 1.16, "x": 0},
