@@ -411,7 +411,8 @@ def section(stack) -> dict[str, object]:
         "longest_after": scaled_wavelength(theta, head_dim, rule, last),
         "stretch": Result(last.scaled_wavelength / last.wavelength, RATIO,
                           formula="longest wavelength after ÷ before",
-                          worked=(f"{WAVELENGTH.show(last.scaled_wavelength)} ÷ {WAVELENGTH.show(last.wavelength)} = "
+                          worked=(f"{WAVELENGTH.precise(last.scaled_wavelength, 7)} ÷ "
+                                  f"{WAVELENGTH.precise(last.wavelength, 7)} = "
                                   f"{RATIO.show(last.scaled_wavelength / last.wavelength)}")),
         "llama2_longest": llama2_longest,
         "versus_llama2": growth(longest, llama2_longest, "longest wavelength ÷ Llama 2's at base 10,000"),
