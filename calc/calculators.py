@@ -9,8 +9,9 @@ from typing import Any, Mapping
 from . import operations, timing
 from .calculator import Calculator
 from .facts import Facts, facts
-from .fields import (ACTIVATIONS, ATTENTION_LIMIT, ATTENTION_SETTING, BANDWIDTH, BATCH, CARD, CHARACTERS,
-                     CONTEXT_LIMIT, CONVERSATION, HELD, KV, MFU, MODEL, OUTPUT, PROMPT, TEXT_KIND, UTILISATION, WEIGHTS, NumberField)
+from .fields import (ACTIVATIONS, ATTENTION_LIMIT, ATTENTION_SETTING, BANDWIDTH, BATCH, CARD, CHARACTERS, CONTEXT_LIMIT,
+                     CONVERSATION, HEAD_DIM, HELD, HIGH_FREQ, KV, LOW_FREQ, MFU, MODEL, ORIGINAL, OUTPUT, PROMPT, REACH,
+                     ROPE_FACTOR, ROPE_THETA, ROPE_TYPE, TEXT_KIND, UTILISATION, WEIGHTS, NumberField)
 from .roofline import cache_share_curves, chart_rows, decode_read
 from .stack import REFERENCE, Stack
 from .units import PERCENT, grouped
@@ -202,8 +203,34 @@ ATTENTION = Calculator(
     curves={"attention-dial": attention_dial},
 )
 
+
+def frequency_factors_in_order(parsed: Mapping[str, Any]) -> dict[str, str]:
+    """llama3's blend divides by high_freq_factor − low_freq_factor: the high one must be the larger."""
+    if parsed.get("rope_type") == "llama3" and "low_freq_factor" in parsed and "high_freq_factor" in parsed \
+            and parsed["low_freq_factor"] >= parsed["high_freq_factor"]:
+        return {"high_freq_factor": f"high_freq_factor must be above low_freq_factor ({parsed['low_freq_factor']:g}): "
+                                    f"the blend divides by their difference"}
+    return {}
+
+
+def rope_wavelengths(namespace: Facts) -> dict:
+    """Every RoPE pair's wavelength before and after the model's scaling rule, and the two lengths marked."""
+    from .position import wavelength_curves
+    curves = wavelength_curves(namespace.stack)
+    rows = [[str(x)] + [f"{curve['y'][i]:,.0f}" for curve in curves[:2]] for i, x in enumerate(curves[0]["x"])] if curves else []
+    return {"curves": curves, "rows": rows}
+
+
+POSITION = Calculator(
+    name="position",
+    label="RoPE wavelengths and the cost of a long context",
+    fields=(ROPE_THETA, HEAD_DIM, ROPE_TYPE, ROPE_FACTOR, LOW_FREQ, HIGH_FREQ, ORIGINAL, REACH),
+    checks=(frequency_factors_in_order,),
+    curves={"rope-wavelengths": rope_wavelengths},
+)
+
 CALCULATORS: dict[str, Calculator] = {c.name: c for c in (CAPACITY, PHASES, JOURNEY, HARDWARE, TOKENS, ANATOMY,
-                                                           ATTENTION)}
+                                                           ATTENTION, POSITION)}
 
 
 def run_json(request: str) -> str:

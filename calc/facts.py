@@ -293,6 +293,7 @@ SECTIONS: dict[str, Callable[[Stack, "Facts"], object]] = {
     "tied": lambda stack, made: _anatomy(stack, CATALOGUE["llama-3.2-1b"]),
     "sizes": lambda stack, made: _sizes(),
     "attention": lambda stack, made: _attention(stack),
+    "position": lambda stack, made: _position(stack),
 }
 
 
@@ -335,6 +336,11 @@ def _sizes() -> dict[str, dict[str, Result]]:
 def _attention(stack: Stack) -> object:
     from . import attention
     return attention.section(stack)
+
+
+def _position(stack: Stack) -> object:
+    from . import position
+    return position.section(stack)
 
 
 class Facts(Mapping[str, object]):

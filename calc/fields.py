@@ -256,3 +256,57 @@ ATTENTION_SETTING = ChoiceField(
 # conversation shortens that conversation too, so the paged figures stay within the limit.
 ATTENTION_LIMIT = replace(CONTEXT_LIMIT, apply=lambda s, v: replace(
     s, context_limit=v, typical_conversation=min(s.typical_conversation, v)))
+
+
+# Document 08: RoPE's base, the head's width, the scaling rule and the context priced.
+def _rope(change):
+    """An apply that edits the model's RoPE through calc.position, turning its refusals into messages."""
+    def apply(stack: Stack, value: Any) -> Stack:
+        from . import position
+        try:
+            return replace(stack, model=change(position, stack.model, value))
+        except position.UnsupportedScaling as err:
+            raise ValueError(str(err)) from None
+    return apply
+
+
+def _rule_field(name: str):
+    return _rope(lambda position, model, v: position.with_rule(model, replace(position.editable_rule(model), **{name: v})))
+
+
+def _rule_value(name: str) -> Callable[[Stack], float]:
+    def current(stack: Stack) -> float:
+        from . import position
+        return getattr(position.editable_rule(stack.model), name)
+    return current
+
+
+def _even_head(position, model: Model, value: int) -> Model:
+    if value % 2:
+        raise position.UnsupportedScaling(f"head_dim must be even: RoPE turns the head's dimensions in pairs, and "
+                                          f"{grouped(value)} leaves one over")
+    return replace(model, head_dim_given=value)
+
+
+ROPE_THETA = NumberField("rope_theta", "rope_theta", 2, 10_000_000_000, False, "", places=0,
+                         current=lambda s: s.model.rope_theta,
+                         apply=_rope(lambda position, model, v: replace(model, rope_theta=v)), hint="RoPE's base")
+HEAD_DIM = NumberField("head_dim", "head_dim", 2, 1024, True, "", current=lambda s: s.model.head_dim,
+                       apply=_rope(_even_head), hint="dimensions per head; pairs are half")
+ROPE_TYPE = ChoiceField("rope_type", "Scaling rule", {"none": "none", "linear": "linear (position interpolation)",
+                                                       "llama3": "llama3", "dynamic": "dynamic (NTK)", "yarn": "yarn",
+                                                       "longrope": "longrope"},
+                        current=_rule_value("rope_type"),
+                        apply=_rope(lambda position, model, v: position.choose_rule(model, v)))
+ROPE_FACTOR = NumberField("factor", "factor", 1, 1000, False, "", places=1, current=_rule_value("factor"),
+                          apply=_rule_field("factor"))
+LOW_FREQ = NumberField("low_freq_factor", "low_freq_factor", 0.01, 1000, False, "", places=1,
+                       current=_rule_value("low_freq_factor"), apply=_rule_field("low_freq_factor"))
+HIGH_FREQ = NumberField("high_freq_factor", "high_freq_factor", 0.01, 1000, False, "", places=1,
+                        current=_rule_value("high_freq_factor"), apply=_rule_field("high_freq_factor"))
+ORIGINAL = NumberField("original", "Original length", 1, 10_000_000, True, "tokens",
+                       current=_rule_value("original"), apply=_rule_field("original"),
+                       hint="original_max_position_embeddings")
+REACH = NumberField("context", "Context", 1, 10_000_000, True, "tokens",
+                    current=lambda s: s.reach or s.model.max_position_embeddings,
+                    apply=lambda s, v: replace(s, reach=v), hint="priced on the reference card")

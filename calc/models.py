@@ -62,12 +62,19 @@ class Model:
     # every layer does (Mistral), so the window caps the whole cache.
     window_layers: int | None = None
     sandwich_norms: bool = False
+    rope_theta: float = 10_000.0
+    rope_scaling: tuple[tuple[str, Any], ...] = ()
 
     @property
     def head_dim(self) -> int:
         if self.head_dim_given is not None:
             return self.head_dim_given
         return self.hidden_size // self.num_attention_heads
+
+    @property
+    def rope_scaling_fields(self) -> dict[str, Any]:
+        """config.json's rope_scaling as a dict (empty when the config has none); calc.position reads it."""
+        return dict(self.rope_scaling)
 
     @property
     def query_heads_per_kv_head(self) -> int:
@@ -164,6 +171,8 @@ class Model:
             sandwich_norms=traits.sandwich_norms,
             router_bias=traits.router_bias,
             **latent,
+            rope_theta=_rope_theta(config),
+            rope_scaling=_rope_scaling(config),
         )
 
 
@@ -276,6 +285,33 @@ def _window(config: Mapping[str, Any]) -> int | None:
     return _whole(config, "sliding_window", default=None)
 
 
+_LARGEST_ROPE_THETA = 10 ** 12
+
+
+def _rope_theta(config: Mapping[str, Any]) -> float:
+    """RoPE's base; absent or null means 10,000, the default of the Llama code and of RoFormer."""
+    value = config.get("rope_theta")
+    if value is None:
+        return 10_000.0
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or value != value:
+        raise ConfigError("rope_theta", f"expected a number such as 500000.0, got {as_json_excerpt(value)}")
+    if not 1 < value <= _LARGEST_ROPE_THETA:
+        raise ConfigError("rope_theta", f"must be more than 1 and at most {_LARGEST_ROPE_THETA:,}, got {as_json_excerpt(value)}")
+    return float(value)
+
+
+def _rope_scaling(config: Mapping[str, Any]) -> tuple[tuple[str, Any], ...]:
+    """rope_scaling's plain entries (names, numbers, flags), sorted, so a Model stays hashable; lists such
+    as longrope's per-pair factors are dropped, since calc.position refuses that rule by name anyway."""
+    value = config.get("rope_scaling")
+    if value is None:
+        return ()
+    if not isinstance(value, Mapping):
+        raise ConfigError("rope_scaling", f"expected an object such as {{\"rope_type\": \"llama3\", …}}, got {as_json_excerpt(value)}")
+    return tuple(sorted((str(k), v) for k, v in value.items()
+                        if v is None or isinstance(v, (str, bool, int, float))))
+
+
 def _whole(config: Mapping[str, Any], key: str, default: Any = ..., minimum: int = 1) -> Any:
     if key not in config or config[key] is None:
         if default is ...:
@@ -324,6 +360,13 @@ LLAMA_3_1_8B_CONFIG = {
     "num_attention_heads": 32,
     "num_hidden_layers": 32,
     "num_key_value_heads": 8,
+    "rope_scaling": {
+        "factor": 8.0,
+        "high_freq_factor": 4.0,
+        "low_freq_factor": 1.0,
+        "original_max_position_embeddings": 8192,
+        "rope_type": "llama3",
+    },
     "rope_theta": 500000.0,
     "tie_word_embeddings": False,
     "torch_dtype": "bfloat16",
@@ -338,6 +381,13 @@ LLAMA_3_1_70B_CONFIG = {
     "num_attention_heads": 64,
     "num_hidden_layers": 80,
     "num_key_value_heads": 8,
+    "rope_scaling": {
+        "factor": 8.0,
+        "high_freq_factor": 4.0,
+        "low_freq_factor": 1.0,
+        "original_max_position_embeddings": 8192,
+        "rope_type": "llama3",
+    },
     "rope_theta": 500000.0,
     "tie_word_embeddings": False,
     "torch_dtype": "bfloat16",
@@ -352,6 +402,13 @@ LLAMA_3_1_405B_CONFIG = {
     "num_attention_heads": 128,
     "num_hidden_layers": 126,
     "num_key_value_heads": 8,
+    "rope_scaling": {
+        "factor": 8.0,
+        "high_freq_factor": 4.0,
+        "low_freq_factor": 1.0,
+        "original_max_position_embeddings": 8192,
+        "rope_type": "llama3",
+    },
     "rope_theta": 500000.0,
     "tie_word_embeddings": False,
     "torch_dtype": "bfloat16",
@@ -367,6 +424,13 @@ LLAMA_3_2_1B_CONFIG = {
     "num_attention_heads": 32,
     "num_hidden_layers": 16,
     "num_key_value_heads": 8,
+    "rope_scaling": {
+        "factor": 32.0,
+        "high_freq_factor": 4.0,
+        "low_freq_factor": 1.0,
+        "original_max_position_embeddings": 8192,
+        "rope_type": "llama3",
+    },
     "rope_theta": 500000.0,
     "tie_word_embeddings": True,
     "torch_dtype": "bfloat16",

@@ -88,6 +88,7 @@ class Stack:
     efficiency: Efficiency = Efficiency()
     workload: Workload = Workload()
     text: PromptText = PromptText()
+    reach: int | None = None  # the context document 08 prices; None: the model's max_position_embeddings
 
 
 REFERENCE = Stack(

@@ -9,6 +9,7 @@ from calc.calculators import journey_shares as journey_shares_data
 from calc.calculators import vocabulary_share as vocabulary_share_data
 from calc.calculators import anatomy_shares as anatomy_shares_data
 from calc.calculators import attention_dial as attention_dial_data
+from calc.calculators import rope_wavelengths as rope_wavelengths_data
 from calc.journey import SHARE_CURVE_OUTPUTS
 from calc.hardware import roofline_curves
 from calc.roofline import CURVE_BATCHES
@@ -219,8 +220,40 @@ def attention_dial(namespace: Mapping[str, Any]) -> dict[str, Any]:
     }
 
 
+ROPE_STYLES = [
+    {"line": {"color": "#0f766e", "width": 3}, "mode": "lines+markers", "marker": {"size": 5}},
+    {"line": {"color": "#b45309", "width": 3}, "mode": "lines+markers", "marker": {"size": 5}},
+    {"line": {"color": "#57534e", "width": 2, "dash": "dash"}, "mode": "lines"},
+    {"line": {"color": "#7c3aed", "width": 2, "dash": "dot"}, "mode": "lines"},
+]
+
+
+def rope_wavelengths(namespace: Mapping[str, Any]) -> dict[str, Any]:
+    """Each RoPE pair's wavelength in tokens (log scale), before and after the model's scaling rule,
+    with the original trained length and the context drawn across."""
+    data = rope_wavelengths_data(namespace)
+    series = [{**curve, **style, "type": "scatter",
+               "hovertemplate": "pair %{x}: %{y:,.0f} tokens<extra>%{fullData.name}</extra>"}
+              for curve, style in zip(data["curves"], ROPE_STYLES)]
+    return {
+        "data": series,
+        "layout": {
+            "xaxis": {"title": {"text": "pair i + 1 (pair i = 0 turns fastest)"}, "gridcolor": "#e7e5e4", "rangemode": "tozero"},
+            "yaxis": {"title": {"text": "wavelength: tokens per full turn (log)"}, "type": "log", "dtick": 1,
+                      "gridcolor": "#e7e5e4"},
+            "legend": {"orientation": "h", "y": 1.16, "x": 0},
+            "margin": {"l": 72, "r": 16, "t": 56, "b": 56},
+            **PAGE_STYLE,
+            "height": 420,
+        },
+        "table": {"columns": ["pair", "wavelength as trained (tokens)", "after the scaling rule (tokens)"],
+                  "rows": data["rows"]},
+    }
+
+
 CHARTS: dict[str, Callable[[Mapping[str, Any]], dict[str, Any]]] = {
     "attention-dial": attention_dial,
+    "rope-wavelengths": rope_wavelengths,
     "cache-share": cache_share,
     "step-vs-batch": step_vs_batch,
     "journey-shares": journey_shares,

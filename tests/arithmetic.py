@@ -1,7 +1,7 @@
 """Checks a worked line's arithmetic at the precision it is shown.
 
 A worked line is one or more chains separated by semicolons, `expression = expression = … → whole`, in the page's own notation:
-thousands commas, true minus signs, ×, ÷, ⌈ ⌉ and ⌊ ⌋, units after numbers (GiB, KiB, GB, TB/s,
+thousands commas, true minus signs, ×, ÷, powers (^, binding tighter than × and ÷), π, ⌈ ⌉ and ⌊ ⌋, units after numbers (GiB, KiB, GB, TB/s,
 ms, %, an attached ×), max, min and median of lists, and words ("blocks", "embedding") that carry no value. Every number shown
 stands for the interval it could have been rounded from (± half its last digit), so a line holds
 when each link of the chain overlaps the next, and when redoing each link by hand with the numbers
@@ -10,6 +10,7 @@ floor of what stands before it.
 """
 from __future__ import annotations
 
+import math
 import re
 import statistics
 from dataclasses import dataclass
@@ -24,7 +25,8 @@ HAND_TOLERANCE = 1e-3
 FUNCTIONS = {"max": max, "min": min, "median": statistics.median}
 _TOKEN = re.compile(
     r"\s*(?:(?P<number>\d[\d,]*(?:\.\d+)?)(?P<attached>[×%])?"
-    r"|(?P<op>[×÷+−()⌈⌉⌊⌋,])"
+    r"|(?P<op>[×÷+−()⌈⌉⌊⌋,^])"
+    r"|(?P<pi>π)"
     r"|(?P<word>[A-Za-zµ/]+))")
 
 
@@ -80,6 +82,8 @@ def _tokens(text: str, exact: bool = False) -> list[tuple[str, object]]:
                 out.append(("unit", UNITS[match["attached"]]))
         elif match["op"]:
             out.append(("op", match["op"]))
+        elif match["pi"]:
+            out.append(("number", Span(math.pi, math.pi)))
         elif match["word"] in FUNCTIONS:
             out.append(("op", match["word"]))
         elif match["word"] in UNITS:
@@ -119,6 +123,18 @@ class _Parser:
         return value
 
     def factor(self) -> Span:
+        """A power binds tighter than × and ÷, and to the right: a ^ b ^ c is a ^ (b ^ c)."""
+        base = self.operand()
+        if self.peek() != ("op", "^"):
+            return base
+        self.take()
+        exponent = self.factor()
+        if base.lo <= 0:
+            raise NotArithmetic("a power of a number that may be zero or negative")
+        corners = [b ** e for b in (base.lo, base.hi) for e in (exponent.lo, exponent.hi)]
+        return Span(min(corners), max(corners))
+
+    def operand(self) -> Span:
         kind, token = self.take()
         if kind == "op" and token == "−":
             return -self.factor()

@@ -139,6 +139,12 @@ def test_valid_inputs_show_arithmetic_that_reproduces_every_figure(calculator, d
         values["output"] = str(1 + int(values["output"]) % 2_000)
     if calculator.name == "tokens":  # a prompt within the model's positions; refusals have their own tests
         values["characters"] = str(1 + int(values["characters"]) % 30_000)
+    if calculator.name == "position":  # refused rules, odd heads and crossed factors have their own tests
+        values["rope_type"] = {"dynamic": "llama3", "yarn": "linear", "longrope": "none"}.get(values["rope_type"],
+                                                                                         values["rope_type"])
+        values["head_dim"] = str(max(int(values["head_dim"]) // 2 * 2, 2))
+        if float(values["low_freq_factor"]) >= float(values["high_freq_factor"]):
+            values["low_freq_factor"], values["high_freq_factor"] = "1", "4"
     if "held" in values:  # no sequence holds more than the chosen model's positions, and the field says so
         values["held"] = str(min(int(values["held"]), CATALOGUE[values["model"]].max_position_embeddings))
     answer = ask(calculator, values)
