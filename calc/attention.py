@@ -244,6 +244,24 @@ def naive_latent(model: Model, kv: Precision) -> Result:
                   worked=f"{grouped(model.kv_lora_rank)} × {plain(kv.bytes)} = {grouped(value)} B = {KIB_HELD.show(value)}")
 
 
+def multi_head_twin(base: Model, budget: Result, per_user: Result) -> dict[str, Result]:
+    """A multi-head twin of the base model carries wider key and value projections: what those extra
+    weights take from the budget, in bf16, and the users left."""
+    extra_params = base.num_hidden_layers * 2 * base.hidden_size * (base.num_attention_heads - base.num_key_value_heads) \
+        * base.head_dim
+    extra = extra_params * 2
+    users = int((budget.value - extra) // per_user.value)
+    return {
+        "extra_weights": Result(extra, GIB_HELD, formula="layers × 2 × hidden × (query heads − KV heads) × head_dim × 2 B",
+                                worked=(f"{base.num_hidden_layers} × 2 × {grouped(base.hidden_size)} × "
+                                        f"({base.num_attention_heads} − {base.num_key_value_heads}) × {base.head_dim} × 2 B = "
+                                        f"{grouped(extra)} B = {GIB_HELD.show(extra)}")),
+        "users": Result(users, COUNT, formula="⌊(budget − extra weights) ÷ per-user cache⌋",
+                        worked=(f"({GIB_HELD.precise(budget.value)} − {GIB_HELD.precise(extra)}) ÷ "
+                                f"{GIB_HELD.precise(per_user.value)} = {(budget.value - extra) / per_user.value:.2f} → {users}")),
+    }
+
+
 def section(stack: Stack) -> dict[str, object]:
     """Document 07's facts on a stack: the dial on its model (or the 8B), the stack's own model as
     chosen, the published models, and the claims the page corrects."""
@@ -267,6 +285,7 @@ def section(stack: Stack) -> dict[str, object]:
         "group": Result(base.query_heads_per_kv_head, TIMES, formula="num_attention_heads ÷ num_key_value_heads",
                         worked=f"{base.num_attention_heads} ÷ {base.num_key_value_heads} = {base.query_heads_per_kv_head}×"),
         "settings": settings,
+        "twin": multi_head_twin(base, base_budget, settings["mha"].per_user),
         "chosen": chosen,
         "kv_budget": base_budget,
         "long": given(long, TOKENS, "Mistral 7B's max_position_embeddings"),

@@ -24,7 +24,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, replace
 
-from .models import Model
+from .models import CATALOGUE, Model
 from .units import COUNT, PERCENT, RATIO, SECONDS, TOKENS, Result, Unit, given, grouped, plain
 
 SOURCES = {
@@ -324,9 +324,9 @@ FORMULA = "θᵢ = rope_theta^(−2i ÷ d) · angle = position × θᵢ · wavel
 
 
 def ntk_base(theta: float, head_dim: int, factor: float) -> Result:
-    """NTK-aware scaling keeps the frequencies' shape and raises the base instead:
-    base × factor^(d ÷ (d − 2)), as transformers' `_compute_ntk_parameters` does, so the slowest pair
-    slows by exactly the factor and the fastest not at all."""
+    """NTK-aware scaling keeps the frequencies' shape and raises the base instead: bloc97's static
+    formula, base × factor^(d ÷ (d − 2)) (Hugging Face implements only its dynamic variant), so the
+    slowest pair slows by exactly the factor and the fastest not at all."""
     value = theta * factor ** (head_dim / (head_dim - 2))
     return Result(value, COUNT, formula="rope_theta × factor^(d ÷ (d − 2))",
                   worked=f"{plain(theta)} × {plain(factor)}^({head_dim} ÷ {head_dim - 2}) = {grouped(round(value))}")
@@ -423,6 +423,8 @@ def section(stack) -> dict[str, object]:
         "claimed": given(claimed, TOKENS, "max_position_embeddings"),
         "claimed_multiple": Result(claimed / original, RATIO, formula="max_position_embeddings ÷ original",
                                    worked=f"{grouped(claimed)} ÷ {grouped(original)} = {RATIO.show(claimed / original)}"),
+        "small_factor": given(editable_rule(CATALOGUE["llama-3.2-1b"]).factor, FACTOR,
+                              "Llama 3.2 1B's rope_scaling factor, from its config.json"),
         "factor_reach": Result(original * rule.factor, TOKENS, formula="original × factor",
                                worked=f"{grouped(original)} × {plain(rule.factor)} = {TOKENS.show(original * rule.factor)}"),
         "at_reach": at_reach,
