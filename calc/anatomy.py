@@ -234,10 +234,12 @@ def _rows(model: Model) -> list[tuple[str, str, str, bool, str, int, str]]:
     else:
         rows.append(("router", "expert router (none: one feed-forward per layer)", "router", True, "none", 0,
                      "a dense model routes nothing"))
-    norm = 2 * hidden + (2 * model.head_dim if model.qk_norm else 0)
-    norm_text = (f"{layers} × (2 × {grouped(hidden)} + 2 × {model.head_dim})" if model.qk_norm
-                 else f"{layers} × 2 × {grouped(hidden)}")
-    rows.append(("norms", "RMSNorm weights, two per layer" + (" and q, k norms" if model.qk_norm else ""), "norms",
+    per_layer = 4 if model.sandwich_norms else 2
+    norm = per_layer * hidden + (2 * model.head_dim if model.qk_norm else 0)
+    norm_text = (f"{layers} × ({per_layer} × {grouped(hidden)} + 2 × {model.head_dim})" if model.qk_norm
+                 else f"{layers} × {per_layer} × {grouped(hidden)}")
+    count_words = "four per layer (before and after each block)" if model.sandwich_norms else "two per layer"
+    rows.append(("norms", f"RMSNorm weights, {count_words}" + (" and q, k norms" if model.qk_norm else ""), "norms",
                  True, f"{grouped(hidden)}", layers * norm, f"{norm_text} = {grouped(layers * norm)}"))
     rows.append(("final_norm", "final RMSNorm", "norms", False, f"{grouped(hidden)}", hidden, grouped(hidden)))
     if model.tie_word_embeddings:
@@ -271,6 +273,18 @@ def breakdown(model: Model) -> Breakdown:
                       worked=" + ".join(grouped(int(c.count.value)) for c in components if c.of_layers is not None and c.count.value)
                              + f" = {grouped(layers)}"),
     )
+
+
+def itemised(model: Model) -> str:
+    """Why the part-by-part breakdown cannot show this model ("" when its rows add up to the count)."""
+    if model.kv_lora_rank:
+        return (f"{model.name} uses latent attention, which this page's part-by-part table does not itemise yet; "
+                f"document 07 sizes its cache and counts its {grouped(count_parameters(model).total.value)} parameters")
+    rows, whole = breakdown(model).total.value, count_parameters(model).total.value
+    if rows != whole:
+        return (f"{model.name}'s layers hold parts this table does not itemise yet: its rows add up to {grouped(rows)} "
+                f"of {grouped(whole)} parameters, so it is not drawn")
+    return ""
 
 
 @dataclass(frozen=True)

@@ -77,7 +77,8 @@ def users(budget: Result, per_user: Result) -> Result:
     """Whole users: the floor of the KV budget over one user's cache (the ladder's count, since
     both are whole blocks)."""
     if budget.value <= 0:
-        return Result(0, COUNT, formula="⌊KV budget ÷ per user⌋", worked=f"a KV budget of {budget} holds no one")
+        return Result(0, COUNT, formula="⌊KV budget ÷ per user⌋",
+                      worked="no KV budget is left: the weights and activation reserve fill the pool")
     count = floor_count(budget.value, per_user.value)
     return Result(count, COUNT, formula="⌊KV budget ÷ per user⌋",
                   worked=(f"{budget.operand} ÷ {per_user.operand} = {grouped(budget.value / per_user.value, 2)} → "
@@ -115,7 +116,7 @@ def setting(key: str, name: str, model: Model, stack: Stack, budget: Result, lon
     charged = int(kvcache.tokens_in_blocks(stack.context_limit, stack.block_size).value)
     multi_at_limit = multi_head.value * charged
     if budget.value <= 0:
-        binds = "the weights and activation reserve do not fit in the pool"
+        binds = "the weights and activation reserve, which alone overflow the pool"
     elif budget.value < at_limit.value:
         binds = "the KV budget is smaller than one user's worst-case cache"
     else:
@@ -250,7 +251,8 @@ def multi_head_twin(base: Model, budget: Result, per_user: Result) -> dict[str, 
     extra_params = base.num_hidden_layers * 2 * base.hidden_size * (base.num_attention_heads - base.num_key_value_heads) \
         * base.head_dim
     extra = extra_params * 2
-    users = int((budget.value - extra) // per_user.value)
+    left = budget.value - extra
+    users = floor_count(left, per_user.value)
     return {
         "extra_weights": Result(extra, GIB_HELD, formula="layers × 2 × hidden × (query heads − KV heads) × head_dim × 2 B",
                                 worked=(f"{base.num_hidden_layers} × 2 × {grouped(base.hidden_size)} × "
@@ -258,7 +260,8 @@ def multi_head_twin(base: Model, budget: Result, per_user: Result) -> dict[str, 
                                         f"{grouped(extra)} B = {GIB_HELD.show(extra)}")),
         "users": Result(users, COUNT, formula="⌊(budget − extra weights) ÷ per-user cache⌋",
                         worked=(f"({GIB_HELD.precise(budget.value)} − {GIB_HELD.precise(extra)}) ÷ "
-                                f"{GIB_HELD.precise(per_user.value)} = {(budget.value - extra) / per_user.value:.2f} → {users}")),
+                                f"{GIB_HELD.precise(per_user.value)} = {grouped(left / per_user.value, 2)} → {users}"
+                                if left > 0 else "the extra weights leave no KV budget at all")),
     }
 
 

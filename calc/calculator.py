@@ -13,6 +13,7 @@ from typing import Any, Callable, Mapping
 
 from .facts import Facts, facts
 from .fields import CUSTOM, Field, InputError, parse_config
+from .models import Model
 from .present import BadFilter, UnknownFact, figure
 from .stack import REFERENCE, Stack
 
@@ -31,6 +32,9 @@ class Calculator:
     curves: Mapping[str, Callable[[Facts], list[dict]]] = field(default_factory=dict)
     bars: Callable[[Facts], list[float]] | None = None
     results: str = ""
+    # What this calculator cannot show for a model calc can otherwise read: a pasted config it
+    # would get wrong is refused by name rather than drawn wrong ("" when all is well).
+    model_check: Callable[[Model], str] | None = None
 
     @property
     def takes_config(self) -> bool:
@@ -55,6 +59,9 @@ class Calculator:
         if parsed.get("model") == CUSTOM:
             try:
                 model = parse_config(config_text)
+                refusal = self.model_check(model) if self.model_check else ""
+                if refusal:
+                    raise InputError({"config": refusal})
                 if model.counted:
                     notes["config"] = f"Counted: {model.counted}."
             except InputError as err:

@@ -174,6 +174,11 @@ TOKENS = Calculator(
 
 
 
+def _itemised(model) -> str:
+    from .anatomy import itemised
+    return itemised(model)
+
+
 def anatomy_shares(namespace: Facts) -> dict:
     """Each part's share of the parameters held and of those one token multiplies."""
     from . import forward
@@ -186,6 +191,7 @@ ANATOMY = Calculator(
     fields=(MODEL, HELD),
     curves={"anatomy-shares": anatomy_shares},
     results="components/calculators/anatomy.html.j2",
+    model_check=_itemised,
 )
 
 

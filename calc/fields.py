@@ -254,8 +254,15 @@ ATTENTION_SETTING = ChoiceField(
     hint="8B: a setting of the dial on Llama 3.1 8B's shape; or a published config, or your own")
 # The attention calculator has no typical-conversation field: a limit below the stack's typical
 # conversation shortens that conversation too, so the paged figures stay within the limit.
-ATTENTION_LIMIT = replace(CONTEXT_LIMIT, apply=lambda s, v: replace(
-    s, context_limit=v, typical_conversation=min(s.typical_conversation, v)))
+def _attention_limit(stack: Stack, tokens: int) -> Stack:
+    longest = stack.model.max_position_embeddings
+    if longest and tokens > longest:
+        raise ValueError(f"{stack.model.name} reaches at most {grouped(longest)} positions; "
+                         f"a context limit past that is one it cannot serve")
+    return replace(stack, context_limit=tokens, typical_conversation=min(stack.typical_conversation, tokens))
+
+
+ATTENTION_LIMIT = replace(CONTEXT_LIMIT, apply=_attention_limit)
 
 
 # Document 08: RoPE's base, the head's width, the scaling rule and the context priced.

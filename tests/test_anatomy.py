@@ -306,3 +306,14 @@ def test_a_bad_config_is_refused_inline_and_the_figures_stay(anatomy_page, text,
     assert DRIVER.live(page) == before
     assert paste(page, json.dumps(MIXTRAL_8X7B_CONFIG)) == "computed", "Python survives"
     assert DRIVER.live(page)["anatomy.total"] == "46,702,792,704"
+
+
+def test_a_config_the_table_cannot_itemise_is_refused_by_name():
+    import json
+    from calc.calculators import ANATOMY
+    from calc.fields import CUSTOM
+    from calc.models import DEEPSEEK_V3_CONFIG, GEMMA_2_9B_CONFIG
+    refused = ANATOMY.run({**ANATOMY.defaults, "model": CUSTOM}, json.dumps(DEEPSEEK_V3_CONFIG), [], [], False)
+    assert "latent attention" in refused["errors"]["config"] and "671,026,419,200" in refused["errors"]["config"]
+    drawn = ANATOMY.run({**ANATOMY.defaults, "model": CUSTOM}, json.dumps(GEMMA_2_9B_CONFIG), ["anatomy.total"], [], False)
+    assert drawn["ok"] and drawn["refs"]["anatomy.total"][0] == "9,241,705,984"

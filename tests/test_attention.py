@@ -268,3 +268,18 @@ def test_bad_configs_get_a_message(attention_page, config):
     assert "Traceback" not in message
     page.select_option(f"{CALC.selector} [name=model]", "gqa")
     CALC.settle(page)
+
+
+def test_a_context_limit_past_the_model_s_positions_is_refused():
+    from calc.calculators import ATTENTION
+    answer = ATTENTION.run({**ATTENTION.defaults, "model": "gemma-2-9b", "context_limit": "131072"}, None, [], [], False)
+    assert answer["errors"] == {"context_limit": "Gemma 2 9B reaches at most 8,192 positions; a context limit past "
+                                                 "that is one it cannot serve"}
+
+
+def test_a_card_too_small_for_the_weights_says_so_without_a_negative_budget():
+    from calc.calculators import ATTENTION
+    answer = ATTENTION.run({**ATTENTION.defaults, "model": "deepseek-v3"}, None,
+                           ["attention.chosen.users", "attention.chosen.binds"], [], False)
+    users, binds = answer["refs"]["attention.chosen.users"], answer["refs"]["attention.chosen.binds"][0]
+    assert users[0] == "0" and "−" not in users[1] and "overflow the pool" in binds

@@ -137,6 +137,10 @@ def test_valid_inputs_show_arithmetic_that_reproduces_every_figure(calculator, d
     if calculator.name == "journey":  # a request that fits every card; refusals have their own tests
         values["prompt"] = str(1 + int(values["prompt"]) % 8_000)
         values["output"] = str(1 + int(values["output"]) % 2_000)
+    if calculator.name == "attention":  # a limit within the chosen model's positions; refusals have their own tests
+        from calc.attention import chosen_model
+        longest = chosen_model(values["model"]).max_position_embeddings
+        values["context_limit"] = str(min(int(values["context_limit"]), longest))
     if calculator.name == "tokens":  # a prompt within the model's positions; refusals have their own tests
         values["characters"] = str(1 + int(values["characters"]) % 30_000)
     if calculator.name == "position":  # refused rules, odd heads and crossed factors have their own tests
