@@ -61,26 +61,38 @@ def first_paint(pages: list[Path], runs: int) -> dict[str, float]:
     return result
 
 
+# The input each calculator's timing changes: its first select of these, cycled through its options.
+TIMED_INPUTS = ("card", "model", "kind", "rope_type")
+
+
 def calculator_timings(page_path: Path, name: str, runs: int, warm_runs: int = 20) -> dict[str, float]:
     """Cold: first input to first recomputed figures, Python not yet started. Warm: later inputs.
-    Every calculator has a card; changing it is the input timed."""
+    The input changed is the calculator's card (or model, kind of text, scaling rule); options that
+    the calculator refuses are skipped when timing."""
     from playwright.sync_api import sync_playwright
     cold, warm = [], []
     section = f"[data-calculator={name}]"
+    settled = f"{section}:is([data-state=computed], [data-state=invalid])"
     with sync_playwright() as playwright:
         browser = playwright.chromium.launch(executable_path=CHROMIUM, args=ARGS)
         for _ in range(runs):
             context = browser.new_context()
             page = context.new_page()
             page.goto(page_path.as_uri(), wait_until="load")
-            page.select_option(f"{section} select[name=card]", "h200-sxm")
-            page.wait_for_selector(f"{section}[data-state=computed]", timeout=60_000)
+            field = next(f"{section} select[name={n}]" for n in TIMED_INPUTS if page.query_selector(f"{section} select[name={n}]"))
+            options = [o for o in page.eval_on_selector_all(f"{field} option", "nodes => nodes.map(n => n.value)") if o != "custom"]
+            current = page.eval_on_selector(field, "node => node.value")
+            others = [o for o in options if o != current]
+            page.select_option(field, others[0])
+            page.wait_for_selector(settled, timeout=60_000)
             cold.append(page.evaluate(COLD))
-            cards = ["h100-sxm", "b200", "mi300x", "a100-80"]
+            chosen = others[0]
             for i in range(warm_runs):
-                page.select_option(f"{section} select[name=card]", cards[i % len(cards)])
-                page.wait_for_selector(f"{section}[data-state=computed]", timeout=60_000)
-                warm.append(float(page.get_attribute(section, "data-last-ms")))
+                chosen = next(o for o in options[i % len(options):] + options if o != chosen)
+                page.select_option(field, chosen)
+                page.wait_for_selector(settled, timeout=60_000)
+                if page.get_attribute(section, "data-state") == "computed":
+                    warm.append(float(page.get_attribute(section, "data-last-ms")))
             context.close()
         browser.close()
     return {"cold_ms": statistics.median(cold), "warm_ms": statistics.median(warm), "warm_max_ms": max(warm)}
