@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from fractions import Fraction
 
 from .units import COUNT, Result, Unit, grouped, plain
 
@@ -30,6 +29,20 @@ GGML = ("llama.cpp, ggml/src/ggml-common.h: block_q4_0, block_q8_0 (32 weights);
         "(super-blocks of QK_K = 256 weights, K_SCALE_SIZE = 12)")
 GROUPED_INT4 = ("AWQ and GPTQ checkpoints: 4-bit weights in groups of 128 input channels, an fp16 scale per group "
                 "and a zero point per group (AutoAWQ packs the zero points as 4-bit integers)")
+
+
+SHIFT = 1200  # exact arithmetic: every double and every format's value is a whole number of 2^−1200
+
+
+def units(x: float) -> int:
+    """A finite double as an exact whole number of 2^−SHIFT (its denominator is a power of two)."""
+    numerator, denominator = float(x).as_integer_ratio()
+    return numerator * (2 ** SHIFT // denominator)
+
+
+def from_units(count: int) -> float:
+    """Back to a double: Python divides big integers with correct rounding."""
+    return count / 2 ** SHIFT
 
 
 class Real(Unit):
@@ -102,22 +115,16 @@ class FloatFormat:
         return 1 - self.bias
 
     @property
-    def largest_mantissa(self) -> Fraction:
-        """1.m of the largest finite value: all mantissa bits set, or all but the last where that
-        pattern is the NaN (OCP E4M3)."""
-        m = self.mantissa_bits
-        top = 2 ** m - (2 if self.top == "fn" else 1)
-        return 1 + Fraction(top, 2 ** m)
+    def largest_steps(self) -> int:
+        """The largest finite mantissa field: all bits set, or all but the last where that pattern
+        is the NaN (OCP E4M3)."""
+        return 2 ** self.mantissa_bits - (2 if self.top == "fn" else 1)
 
-    @property
-    def max_exact(self) -> Fraction:
-        return self.largest_mantissa * Fraction(2) ** self.top_exponent
 
     @property
     def largest(self) -> Result:
-        m, mantissa = self.mantissa_bits, self.largest_mantissa
-        steps = int((mantissa - 1) * 2 ** m)
-        value = float(self.max_exact)
+        m, steps = self.mantissa_bits, self.largest_steps
+        value = from_units(_max_units(self))
         return Result(value, VALUE, formula="(1 + largest mantissa ÷ 2^m) × 2^(largest exponent − bias)",
                       worked=(f"(1 + {steps} ÷ {power(m)}) × {power(self.top_exponent)} = {VALUE.show(value)}"))
 
@@ -150,14 +157,19 @@ class FloatFormat:
     @property
     def binades(self) -> Result:
         """Powers of two spanned from the smallest subnormal to the largest value."""
-        value = math.log2(float(self.max_exact)) - (self.min_exponent - self.mantissa_bits)
+        value = math.log2(from_units(_max_units(self))) - (self.min_exponent - self.mantissa_bits)
         return Result(value, Unit("binades", 1, "binades", 1), formula="log2(largest) − log2(smallest subnormal)",
-                      worked=(f"{plain(round(math.log2(float(self.max_exact)), 3))} + "
+                      worked=(f"{plain(round(math.log2(from_units(_max_units(self))), 3))} + "
                               f"{self.mantissa_bits - self.min_exponent} = {grouped(value, 1)} binades"))
 
     @property
     def layout(self) -> str:
         return f"1 sign, {self.exponent_bits} exponent, {self.mantissa_bits} mantissa bits, bias {self.bias}"
+
+
+def _max_units(fmt: FloatFormat) -> int:
+    """The largest finite value, (2^m + largest mantissa field) × 2^(top exponent − m), in units of 2^−SHIFT."""
+    return (2 ** fmt.mantissa_bits + fmt.largest_steps) * 2 ** (fmt.top_exponent - fmt.mantissa_bits + SHIFT)
 
 
 @dataclass(frozen=True)
@@ -212,7 +224,7 @@ class Encoded:
 
     format: FloatFormat | IntFormat
     given: float
-    value: float
+    value_: float  # may be infinite: shown only through `stored`, never as a bare number
     sign: str
     exponent: str
     mantissa: str
@@ -226,7 +238,7 @@ class Encoded:
 
     @property
     def stored(self) -> Result:
-        return Result(self.value, VALUE, formula=f"the nearest {self.format.name} value", worked=self._meaning())
+        return Result(self.value_, VALUE, formula=f"the nearest {self.format.name} value", worked=self._meaning())
 
     @property
     def neighbours(self) -> str:
@@ -238,38 +250,38 @@ class Encoded:
 
     @property
     def error(self) -> Result:
-        if not math.isfinite(self.value):
+        if not math.isfinite(self.value_):
             return Result(math.inf, VALUE, formula="stored − given", worked=f"{self.note}: the error is unbounded")
-        value = float(Fraction(self.value) - Fraction(self.given))
+        value = from_units(units(self.value_) - units(self.given))
         return Result(value, VALUE, formula="stored − given",
-                      worked=f"{_operand(self.value)} − {_operand(self.given)} = {_operand(value)}")
+                      worked=f"{_operand(self.value_)} − {_operand(self.given)} = {_operand(value)}")
 
     @property
     def relative(self) -> Result:
-        if not math.isfinite(self.value) or self.given == 0:
-            why = self.note if not math.isfinite(self.value) else "zero is stored exactly"
+        if not math.isfinite(self.value_) or self.given == 0:
+            why = self.note if not math.isfinite(self.value_) else "zero is stored exactly"
             return Result(0.0 if self.given == 0 else math.inf, RELATIVE, formula="|stored − given| ÷ |given|",
                           worked=why)
-        value = abs(float(Fraction(self.value) - Fraction(self.given))) / abs(self.given)
+        value = abs(from_units(units(self.value_) - units(self.given))) / abs(self.given)
         return Result(value, RELATIVE, formula="|stored − given| ÷ |given|",
-                      worked=f"{_operand(abs(self.value - self.given))} ÷ {_operand(abs(self.given))} = {RELATIVE.show(value)}")
+                      worked=f"{_operand(abs(self.value_ - self.given))} ÷ {_operand(abs(self.given))} = {RELATIVE.show(value)}")
 
     def _meaning(self) -> str:
         fmt = self.format
         if self.note:
-            return f"{self.note}: {VALUE.show(self.value)}"
+            return f"{self.note}: {VALUE.show(self.value_)}"
         if isinstance(fmt, IntFormat):
-            return f"the nearest whole number to {_operand(self.given)}, ties to even: {VALUE.show(self.value)}"
-        if self.value == 0:
+            return f"the nearest whole number to {_operand(self.given)}, ties to even: {VALUE.show(self.value_)}"
+        if self.value_ == 0:
             return f"{_operand(self.given)} is below half the smallest step: stored as 0"
         exponent_field, mantissa_field = int(self.exponent, 2), int(self.mantissa or "0", 2)
         sign = "−" if self.sign == "1" else ""
         m = fmt.mantissa_bits
         if exponent_field == 0:
             return (f"{sign}{mantissa_field} ÷ {power(m)} × {power(fmt.min_exponent)} = "
-                    f"{VALUE.show(self.value)}")
+                    f"{VALUE.show(self.value_)}")
         return (f"{sign}(1 + {mantissa_field} ÷ {power(m)}) × {power(exponent_field - fmt.bias)} = "
-                f"{VALUE.show(self.value)}")
+                f"{VALUE.show(self.value_)}")
 
 
 def _operand(value: float) -> str:
@@ -288,20 +300,18 @@ def _operand(value: float) -> str:
     return f"(−{shown})" if value < 0 else shown
 
 
-def _round_even(quotient: Fraction) -> int:
-    floor = quotient.numerator // quotient.denominator
-    rest = quotient - floor
-    if rest > Fraction(1, 2) or (rest == Fraction(1, 2) and floor % 2):
+def _round_even(numerator: int, denominator: int) -> int:
+    """numerator ÷ denominator to the nearest whole number, ties to even (floor division throughout,
+    so negative quotients round the same way)."""
+    floor, rest = divmod(numerator, denominator)
+    if 2 * rest > denominator or (2 * rest == denominator and floor % 2):
         return floor + 1
     return floor
 
 
-def _exponent_of(magnitude: Fraction) -> int:
-    """⌊log2 magnitude⌋, exactly."""
-    guess = magnitude.numerator.bit_length() - magnitude.denominator.bit_length()
-    if Fraction(2) ** guess > magnitude:
-        guess -= 1
-    return guess
+def _exponent_of(magnitude: int) -> int:
+    """⌊log2⌋ of a positive count of 2^−SHIFT units, as a power of two of the value itself."""
+    return magnitude.bit_length() - 1 - SHIFT
 
 
 def encode(x: float, fmt: FloatFormat | IntFormat) -> Encoded:
@@ -312,18 +322,18 @@ def encode(x: float, fmt: FloatFormat | IntFormat) -> Encoded:
     if isinstance(fmt, IntFormat):
         return _encode_int(x, fmt)
     negative = math.copysign(1.0, x) < 0
-    magnitude = abs(Fraction(x))
+    magnitude = abs(units(x))
     m, e_bits = fmt.mantissa_bits, fmt.exponent_bits
     sign_bit = "1" if negative and not (fmt.top == "fnuz" and magnitude == 0) else "0"
     signed = (lambda v: -v if negative else v)
     if magnitude == 0:
         return Encoded(fmt, x, -0.0 if sign_bit == "1" else 0.0, sign_bit, "0" * e_bits, "0" * m, x, x, "")
     exponent = max(_exponent_of(magnitude), fmt.min_exponent)
-    quantum = Fraction(2) ** (exponent - m)
-    steps = _round_even(magnitude / quantum)
+    quantum = 2 ** (exponent - m + SHIFT)
+    steps = _round_even(magnitude, quantum)
     low = (magnitude // quantum) * quantum
     high = low if low == magnitude else low + quantum
-    largest = fmt.max_exact
+    largest = _max_units(fmt)
     if low > largest:
         low, high = largest, largest + 1
     note = ""
@@ -333,30 +343,31 @@ def encode(x: float, fmt: FloatFormat | IntFormat) -> Encoded:
             value, note = largest, "beyond the largest value: saturated"
         else:
             inf = -math.inf if negative else math.inf
-            return Encoded(fmt, x, inf, sign_bit, "1" * e_bits, "0" * m, float(signed(largest)), None, "overflow to infinity")
+            return Encoded(fmt, x, inf, sign_bit, "1" * e_bits, "0" * m, from_units(signed(largest)), None,
+                           "overflow to infinity")
     # the pattern: renormalise a rounding that carried into the next power of two
-    if value < Fraction(2) ** fmt.min_exponent:
-        exponent_field, mantissa_field = 0, int(value / Fraction(2) ** (fmt.min_exponent - m))
+    if value < 2 ** (fmt.min_exponent + SHIFT):
+        exponent_field, mantissa_field = 0, value // 2 ** (fmt.min_exponent - m + SHIFT)
     else:
         e = _exponent_of(value)
         exponent_field = e + fmt.bias
-        mantissa_field = int((value / Fraction(2) ** e - 1) * 2 ** m)
-    above = float(signed(high)) if high <= largest else None
-    below = float(signed(low))
+        mantissa_field = value // 2 ** (e - m + SHIFT) - 2 ** m
+    above = from_units(signed(high)) if high <= largest else None
+    below = from_units(signed(low))
     if negative:
         below, above = above, below
-    return Encoded(fmt, x, float(signed(value)), sign_bit, format(exponent_field, f"0{e_bits}b"),
+    return Encoded(fmt, x, from_units(signed(value)), sign_bit, format(exponent_field, f"0{e_bits}b"),
                    format(mantissa_field, f"0{m}b") if m else "", below, above, note)
 
 
 def _encode_int(x: float, fmt: IntFormat) -> Encoded:
-    exact = Fraction(x)
-    steps = _round_even(exact)
+    exact = units(x)
+    steps = _round_even(exact, 2 ** SHIFT)
     note = ""
     if steps > fmt.highest or steps < fmt.lowest:
         steps = max(min(steps, fmt.highest), fmt.lowest)
         note = "beyond the range: saturated"
-    low, high = math.floor(exact), math.ceil(exact)
+    low, high = math.floor(x), math.ceil(x)
     below = float(min(low, fmt.highest)) if low >= fmt.lowest else None
     above = float(max(high, fmt.lowest)) if high <= fmt.highest else None
     pattern = format(steps % 2 ** fmt.width, f"0{fmt.width}b")

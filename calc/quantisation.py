@@ -70,6 +70,8 @@ def grid(stack: Stack) -> dict[str, Pairing]:
 
 
 def gain(before: Result, after: Result, what: str) -> Result:
+    if after.value <= 0:
+        return Result(0.0, RATIO, formula=what, worked=f"no ratio: the second figure is {after}")
     value = before.value / after.value
     return Result(value, RATIO, formula=what, worked=f"{before.operand} ÷ {after.operand} = {RATIO.show(value)}")
 
