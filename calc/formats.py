@@ -224,7 +224,7 @@ class Encoded:
 
     format: FloatFormat | IntFormat
     given: float
-    value_: float  # may be infinite: shown only through `stored`, never as a bare number
+    _value: float  # may be infinite: shown only through `stored` (a leading _ keeps it out of the facts)
     sign: str
     exponent: str
     mantissa: str
@@ -238,7 +238,7 @@ class Encoded:
 
     @property
     def stored(self) -> Result:
-        return Result(self.value_, VALUE, formula=f"the nearest {self.format.name} value", worked=self._meaning())
+        return Result(self._value, VALUE, formula=f"the nearest {self.format.name} value", worked=self._meaning())
 
     @property
     def neighbours(self) -> str:
@@ -250,38 +250,38 @@ class Encoded:
 
     @property
     def error(self) -> Result:
-        if not math.isfinite(self.value_):
+        if not math.isfinite(self._value):
             return Result(math.inf, VALUE, formula="stored − given", worked=f"{self.note}: the error is unbounded")
-        value = from_units(units(self.value_) - units(self.given))
+        value = from_units(units(self._value) - units(self.given))
         return Result(value, VALUE, formula="stored − given",
-                      worked=f"{_operand(self.value_)} − {_operand(self.given)} = {_operand(value)}")
+                      worked=f"{_operand(self._value)} − {_operand(self.given)} = {_operand(value)}")
 
     @property
     def relative(self) -> Result:
-        if not math.isfinite(self.value_) or self.given == 0:
-            why = self.note if not math.isfinite(self.value_) else "zero is stored exactly"
+        if not math.isfinite(self._value) or self.given == 0:
+            why = self.note if not math.isfinite(self._value) else "zero is stored exactly"
             return Result(0.0 if self.given == 0 else math.inf, RELATIVE, formula="|stored − given| ÷ |given|",
                           worked=why)
-        value = abs(from_units(units(self.value_) - units(self.given))) / abs(self.given)
+        value = abs(from_units(units(self._value) - units(self.given))) / abs(self.given)
         return Result(value, RELATIVE, formula="|stored − given| ÷ |given|",
-                      worked=f"{_operand(abs(self.value_ - self.given))} ÷ {_operand(abs(self.given))} = {RELATIVE.show(value)}")
+                      worked=f"{_operand(abs(self._value - self.given))} ÷ {_operand(abs(self.given))} = {RELATIVE.show(value)}")
 
     def _meaning(self) -> str:
         fmt = self.format
         if self.note:
-            return f"{self.note}: {VALUE.show(self.value_)}"
+            return f"{self.note}: {VALUE.show(self._value)}"
         if isinstance(fmt, IntFormat):
-            return f"the nearest whole number to {_operand(self.given)}, ties to even: {VALUE.show(self.value_)}"
-        if self.value_ == 0:
+            return f"the nearest whole number to {_operand(self.given)}, ties to even: {VALUE.show(self._value)}"
+        if self._value == 0:
             return f"{_operand(self.given)} is below half the smallest step: stored as 0"
         exponent_field, mantissa_field = int(self.exponent, 2), int(self.mantissa or "0", 2)
         sign = "−" if self.sign == "1" else ""
         m = fmt.mantissa_bits
         if exponent_field == 0:
             return (f"{sign}{mantissa_field} ÷ {power(m)} × {power(fmt.min_exponent)} = "
-                    f"{VALUE.show(self.value_)}")
+                    f"{VALUE.show(self._value)}")
         return (f"{sign}(1 + {mantissa_field} ÷ {power(m)}) × {power(exponent_field - fmt.bias)} = "
-                f"{VALUE.show(self.value_)}")
+                f"{VALUE.show(self._value)}")
 
 
 def _operand(value: float) -> str:
