@@ -11,7 +11,7 @@ from .calculator import Calculator
 from .facts import Facts, facts
 from .fields import (ACTIVATIONS, ATTENTION_LIMIT, ATTENTION_SETTING, BANDWIDTH, BATCH, CARD, CHARACTERS, CONTEXT_LIMIT,
                      CONVERSATION, HEAD_DIM, HELD, HIGH_FREQ, KV, LOW_FREQ, MFU, MODEL, ORIGINAL, OUTPUT, PROMPT, REACH,
-                     ROPE_FACTOR, ROPE_THETA, ROPE_TYPE, TEXT_KIND, UTILISATION, WEIGHTS, NumberField)
+                     NUMBER, ROPE_FACTOR, ROPE_THETA, ROPE_TYPE, TEXT_KIND, UTILISATION, WEIGHTS, NumberField)
 from .roofline import cache_share_curves, chart_rows, decode_read
 from .stack import REFERENCE, Stack
 from .units import PERCENT, grouped
@@ -235,8 +235,29 @@ POSITION = Calculator(
     curves={"rope-wavelengths": rope_wavelengths},
 )
 
+NUMBER_FORMATS = Calculator(
+    name="formats",
+    label="One number in every format",
+    fields=(NUMBER,),
+)
+
+
+def precision_grid(namespace: Facts) -> dict:
+    """Users and the decode floor at every weight × cache precision, for the chosen model and card."""
+    from .quantisation import curves, rows
+    drawn = curves(namespace.stack)
+    return {"curves": drawn, "rows": rows(drawn)}
+
+
+PRECISION = Calculator(
+    name="precision",
+    label="Model, precision and card",
+    fields=(MODEL, CARD, WEIGHTS, KV),
+    curves={"precision-grid": precision_grid},
+)
+
 CALCULATORS: dict[str, Calculator] = {c.name: c for c in (CAPACITY, PHASES, JOURNEY, HARDWARE, TOKENS, ANATOMY,
-                                                           ATTENTION, POSITION)}
+                                                           ATTENTION, POSITION, NUMBER_FORMATS, PRECISION)}
 
 
 def run_json(request: str) -> str:

@@ -294,6 +294,9 @@ SECTIONS: dict[str, Callable[[Stack, "Facts"], object]] = {
     "sizes": lambda stack, made: _sizes(),
     "attention": lambda stack, made: _attention(stack),
     "position": lambda stack, made: _position(stack),
+    "formats": lambda stack, made: _formats(),
+    "number": lambda stack, made: _number(stack),
+    "precision": lambda stack, made: _precision(stack),
 }
 
 
@@ -341,6 +344,21 @@ def _attention(stack: Stack) -> object:
 def _position(stack: Stack) -> object:
     from . import position
     return position.section(stack)
+
+
+def _formats() -> object:
+    from . import quantisation
+    return quantisation.format_facts()
+
+
+def _number(stack: Stack) -> object:
+    from . import quantisation
+    return quantisation.number(stack)
+
+
+def _precision(stack: Stack) -> object:
+    from . import quantisation
+    return quantisation.section(stack)
 
 
 class Facts(Mapping[str, object]):

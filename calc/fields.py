@@ -314,6 +314,13 @@ HIGH_FREQ = NumberField("high_freq_factor", "high_freq_factor", 0.01, 1000, Fals
 ORIGINAL = NumberField("original", "Original length", 1, 10_000_000, True, "tokens",
                        current=_rule_value("original"), apply=_rule_field("original"),
                        hint="original_max_position_embeddings")
+def _store_number(stack: Stack, value: float) -> Stack:
+    from .quantisation import with_number
+    return with_number(stack, value)
+
+
+NUMBER = NumberField("number", "A number", -1_000_000_000, 1_000_000_000, False, "", places=1,
+                     current=lambda s: s.number, apply=_store_number, hint="any real number, stored in every format")
 REACH = NumberField("context", "Context", 1, 10_000_000, True, "tokens",
                     current=lambda s: s.reach or s.model.max_position_embeddings,
                     apply=lambda s, v: replace(s, reach=v), hint="priced on the reference card")

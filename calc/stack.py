@@ -89,6 +89,7 @@ class Stack:
     workload: Workload = Workload()
     text: PromptText = PromptText()
     reach: int | None = None  # the context document 08 prices; None: the model's max_position_embeddings
+    number: float = 0.1  # the real number document 09 stores in every format
 
 
 REFERENCE = Stack(

@@ -10,6 +10,7 @@ from calc.calculators import vocabulary_share as vocabulary_share_data
 from calc.calculators import anatomy_shares as anatomy_shares_data
 from calc.calculators import attention_dial as attention_dial_data
 from calc.calculators import rope_wavelengths as rope_wavelengths_data
+from calc.calculators import precision_grid as precision_grid_data
 from calc.journey import SHARE_CURVE_OUTPUTS
 from calc.hardware import roofline_curves
 from calc.roofline import CURVE_BATCHES
@@ -251,7 +252,36 @@ def rope_wavelengths(namespace: Mapping[str, Any]) -> dict[str, Any]:
     }
 
 
+def precision_grid(namespace: Mapping[str, Any]) -> dict[str, Any]:
+    """Users (bars, left) and a lone sequence's decode floor (line, right) at every weight × cache precision."""
+    data = precision_grid_data(namespace)
+    worst, paged, floor = data["curves"]
+    series = [
+        {**worst, "type": "bar", "marker": {"color": "#0f766e"}, "hovertemplate": "%{x}: %{y:,} users<extra>worst case</extra>"},
+        {**paged, "type": "bar", "marker": {"color": "#99c7c1"}, "hovertemplate": "%{x}: %{y:,} users<extra>paged</extra>"},
+        {**floor, "type": "scatter", "mode": "lines+markers", "yaxis": "y2", "line": {"color": "#b45309", "width": 3},
+         "marker": {"size": 8}, "hovertemplate": "%{x}: %{y:.2f} ms<extra>decode floor</extra>"},
+    ]
+    return {
+        "data": series,
+        "layout": {
+            "barmode": "group",
+            "xaxis": {"title": {"text": "weights × cache precision"}, "type": "category"},
+            "yaxis": {"title": {"text": "users one card holds"}, "rangemode": "tozero", "gridcolor": "#e7e5e4"},
+            "yaxis2": {"title": {"text": "decode floor, one sequence (ms, amber)"}, "overlaying": "y", "side": "right",
+                       "rangemode": "tozero", "showgrid": False},
+            "legend": {"orientation": "h", "y": 1.14, "x": 0},
+            "margin": {"l": 64, "r": 64, "t": 48, "b": 96},
+            **PAGE_STYLE,
+            "height": 420,
+        },
+        "table": {"columns": ["weights × cache", "users, worst case", "users, paged", "decode floor (ms)"],
+                  "rows": data["rows"]},
+    }
+
+
 CHARTS: dict[str, Callable[[Mapping[str, Any]], dict[str, Any]]] = {
+    "precision-grid": precision_grid,
     "attention-dial": attention_dial,
     "rope-wavelengths": rope_wavelengths,
     "cache-share": cache_share,

@@ -42,7 +42,7 @@ WRITTEN = sorted(e.output_name for e in read_catalogue(ROOT / "content").entries
 
 
 def test_writes_every_written_document_and_the_contents(site):
-    assert {DOC, "02-anatomy.html", "05-phases.html", "03-journey.html", "04-hardware.html"} <= set(WRITTEN)
+    assert {DOC, "02-anatomy.html", "05-phases.html", "03-journey.html", "04-hardware.html", "09-precision.html"} <= set(WRITTEN)
     assert sorted(p.name for p in site.iterdir()) == sorted(WRITTEN + ["index.html"])
 
 
