@@ -9,7 +9,7 @@ from dataclasses import dataclass, replace
 from .models import Model
 from .precision import FP8, Precision, weight_bytes
 from .stack import Stack
-from .units import (COUNT, FRACTION, GIB_HELD, KIB_HELD, PERCENT, RATIO, TIMES, TOKENS, Result, floor_count, given,
+from .units import (COUNT, FRACTION, GIB_HELD, KIB_HELD, PERCENT, RATIO, TIMES, TOKENS, Result, GiB, floor_count, given,
                     grouped, plain)
 
 FORMULA = "bytes = 2 × layers × kv_heads × head_dim × seq_len × bytes_per_element"
@@ -157,11 +157,20 @@ def ladder(stack: Stack) -> Ladder:
     weights = weight_bytes(stack.model, stack.weight_precision)
     activations = given(stack.activation_reserve_bytes, GIB_HELD, "activation reserve")
     budget_value = pool.value - weights.value - activations.value
+    terms = (pool, weights, activations)
+    # A reader subtracts the terms as printed; near zero, rounding them can move the answer by more
+    # than its last digit, and then the terms are shown precisely.
+    printed = round(budget_value / GiB, 2)
+    by_hand = float(pool.number()) - float(weights.number()) - float(activations.number())
+    if abs(by_hand - printed) >= 0.01 + 0.001 * abs(printed) - 1e-9:
+        shown = [t.operand for t in terms]
+    else:
+        shown = [str(t) for t in terms]
     kv_budget = Result(
         budget_value,
         GIB_HELD,
         formula="pool − weights − activations",
-        worked=f"{pool} − {weights} − {activations} = {GIB_HELD.show(budget_value)}",
+        worked=f"{shown[0]} − {shown[1]} − {shown[2]} = {GIB_HELD.show(budget_value)}",
     )
     per_token = bytes_per_token(stack.model, stack.kv_precision)
     capacity_tokens = token_capacity(kv_budget, per_token, stack.block_size)

@@ -211,3 +211,15 @@ def test_a_sliding_window_caps_the_cache():
                                  "num_key_value_heads": 8, "sliding_window": 4096, "vocab_size": 32000})
     ladder = kvcache.ladder(replace(REFERENCE, model=mistral))
     assert ladder.per_user.value == 4096 * 131_072
+
+
+def test_a_budget_near_zero_shows_terms_a_reader_can_subtract():
+    """Found by hypothesis: A100 40 GB, fp8 weights, utilisation 0.05 — the B200's budget is a hair
+    below zero, and its terms rounded to two places would not subtract to it."""
+    from arithmetic import check
+    from calc.calculators import CAPACITY
+    values = {"card": "a100-40", "weights": "fp8", "utilisation": "0.05", "activations": "0.5"}
+    text, worked = CAPACITY.run(values, None, ["hardware.cards.b200.kv_budget"], [], False)["refs"]["hardware.cards.b200.kv_budget"]
+    assert check(worked) == [], worked
+    assert CAPACITY.run({}, None, ["ladder.kv_budget"], [], False)["refs"]["ladder.kv_budget"][1] == \
+        "71.68 GiB − 14.96 GiB − 3.00 GiB = 53.73 GiB"
