@@ -11,9 +11,9 @@ from .units import GIB_HELD, Result, grouped, plain
 
 
 QUANTISED_WEIGHTS_SOURCE = (
-    "Neural Magic's FP8 checkpoints of Llama 3 8B Instruct (model card: only the linear operators within "
-    "transformer blocks are quantised); AWQ and GPTQ int4 checkpoints likewise leave the embedding and LM head "
-    "in 16 bits")
+    "Neural Magic's FP8 checkpoints of Llama 3.1 (huggingface.co/neuralmagic/Meta-Llama-3.1-8B-Instruct-FP8; model "
+    "card: only the linear operators within transformer blocks are quantised); AWQ and GPTQ int4 checkpoints likewise "
+    "leave the embedding and LM head in 16 bits")
 
 
 @dataclass(frozen=True)
