@@ -294,6 +294,7 @@ SECTIONS: dict[str, Callable[[Stack, "Facts"], object]] = {
     "sizes": lambda stack, made: _sizes(),
     "attention": lambda stack, made: _attention(stack),
     "position": lambda stack, made: _position(stack),
+    "cacheops": lambda stack, made: _cacheops(stack),
 }
 
 
@@ -341,6 +342,11 @@ def _attention(stack: Stack) -> object:
 def _position(stack: Stack) -> object:
     from . import position
     return position.section(stack)
+
+
+def _cacheops(stack: Stack) -> object:
+    from . import cacheops
+    return cacheops.section(stack)
 
 
 class Facts(Mapping[str, object]):
