@@ -78,9 +78,9 @@ class CacheOps:
     `prefix`: tokens at the start of every prompt that requests share, a system prompt and tool
     definitions (an example workload). `hit_rate`: the share of requests that find that prefix
     still cached (an assumption; measure it from the engine's prefix-cache hit and query counters).
-    `link_fraction`: the share of the host link's nominal rate a copy achieves (NVIDIA nvbandwidth
-    issue 24 reports 52.8 GB/s device-to-host on an H100 system, 82% of 64 GB/s, and 35.2 GB/s
-    host-to-device with SM copies). `samples`: parallel samples drawn from one prompt (the request's
+    `link_fraction`: the share of the host link's nominal rate a copy achieves (an assumption; one
+    nvbandwidth run on an H100 system, https://github.com/NVIDIA/nvbandwidth/issues/24, measured SM
+    copies at 52.8 GB/s device-to-host, 82% of 64 GB/s, and 35.2 GB/s host-to-device). `samples`: parallel samples drawn from one prompt (the request's
     `n`). `replicas`: engine replicas behind one router (an example). `host_ratio`: host cache pool
     over device pool, SGLang's `--hicache-ratio` default.
     """
