@@ -86,7 +86,7 @@ def paging_waste(stack: Stack) -> dict[str, Result]:
     sequence's window up front (contiguous allocation to the context limit)."""
     block, typical, limit = stack.block_size, stack.typical_conversation, stack.context_limit
     spread = stack.cache.spread
-    lowest, highest = max(typical - spread, 1), typical + spread
+    lowest, highest = max(typical - spread, 1), max(min(typical + spread, limit), 1)
     count = highest - lowest + 1
     total = wasted_in_range(lowest, highest, block)
     expected = total / count
@@ -104,8 +104,8 @@ def paging_waste(stack: Stack) -> dict[str, Result]:
         "spread": given(spread, TOKENS, "lengths spread evenly within ± this of the typical conversation"),
         "lowest": given(lowest, TOKENS, "shortest length in the spread"),
         "highest": given(highest, TOKENS, "longest length in the spread"),
-        "mean": Result(mean, TOKENS, formula="(shortest + longest) ÷ 2",
-                       worked=f"({grouped(lowest)} + {grouped(highest)}) ÷ 2 = {TOKENS.show(mean)}"),
+        "mean": Result(mean, TOKENS_FINE, formula="(shortest + longest) ÷ 2",
+                       worked=f"({grouped(lowest)} + {grouped(highest)}) ÷ 2 = {TOKENS_FINE.show(mean)}"),
         "one": Result(one, TOKENS, formula="⌈tokens ÷ block⌉ × block − tokens",
                       worked=f"⌈{grouped(typical)} ÷ {block}⌉ × {block} − {grouped(typical)} = {TOKENS.show(one)}"),
         "expected": Result(expected, TOKENS_FINE, formula="empty slots summed over every length ÷ number of lengths",
@@ -115,12 +115,12 @@ def paging_waste(stack: Stack) -> dict[str, Result]:
         "uniform": Result((block - 1) / 2, TOKENS_FINE, formula="(block − 1) ÷ 2: every remainder equally likely",
                           worked=f"({block} − 1) ÷ 2 = {TOKENS_FINE.show((block - 1) / 2)}"),
         "share": Result(expected / (mean + expected), SHARE, formula="expected waste ÷ (mean length + expected waste)",
-                        worked=(f"{TOKENS_FINE.show(expected)} ÷ ({TOKENS.show(mean, 0)} + {TOKENS_FINE.show(expected)}) = "
+                        worked=(f"{TOKENS_FINE.show(expected)} ÷ ({TOKENS_FINE.show(mean)} + {TOKENS_FINE.show(expected)}) = "
                                 f"{SHARE.show(expected / (mean + expected), 2)}")),
-        "reserved": Result(reserved_waste, TOKENS, formula="context limit − mean length",
-                           worked=f"{grouped(limit)} − {TOKENS.show(mean, 0)} = {TOKENS.show(reserved_waste)}"),
+        "reserved": Result(reserved_waste, TOKENS_FINE, formula="context limit − mean length",
+                           worked=f"{grouped(limit)} − {TOKENS_FINE.show(mean)} = {TOKENS_FINE.show(reserved_waste)}"),
         "reserved_share": Result(reserved_waste / limit, SHARE, formula="(context limit − mean length) ÷ context limit",
-                                 worked=(f"{TOKENS.show(reserved_waste, 0)} ÷ {TOKENS.show(limit)} = "
+                                 worked=(f"{TOKENS_FINE.show(reserved_waste)} ÷ {TOKENS.show(limit)} = "
                                          f"{SHARE.show(reserved_waste / limit)}")),
         "users": paged_users,
         "pool_paged": Result(pool_paged, GIB_HELD, formula="paged users × expected waste × cache per token",
@@ -128,7 +128,7 @@ def paging_waste(stack: Stack) -> dict[str, Result]:
                                      f"{per_token.operand} = {GIB_HELD.show(pool_paged)}")),
         "pool_contiguous": Result(pool_contiguous, GIB_HELD,
                                   formula="worst-case users × (context limit − mean length) × cache per token",
-                                  worked=(f"{grouped(worst)} × {TOKENS.show(reserved_waste, 0)} × {per_token.operand} = "
+                                  worked=(f"{grouped(worst)} × {TOKENS_FINE.show(reserved_waste)} × {per_token.operand} = "
                                           f"{GIB_HELD.show(pool_contiguous)}")),
     }
 
@@ -185,7 +185,10 @@ def prefix_caching(stack: Stack) -> dict[str, Result]:
     own = ladder.tokens_per_user_paged.value
     average = own - hit_rate * reused
     room = ladder.token_capacity.value - reused
-    users = max(int(room // average), 0) if average > 0 else 0
+    users = int(room // average) if room > 0 and average > 0 else 0
+    users_worked = (f"({grouped(int(ladder.token_capacity.value))} − {grouped(reused)}) ÷ {TOKENS.show(average, 1)} = "
+                    f"{grouped(room / average, 2)} → {grouped(users)} users" if users else
+                    f"a token capacity of {ladder.token_capacity} leaves no room beside one copy of the prefix: 0 users")
     rate = stack.traffic.requests_per_s
     cap = min(prefix // block, (prompt - 1) // block)
     return {
@@ -215,9 +218,7 @@ def prefix_caching(stack: Stack) -> dict[str, Result]:
         "per_user": Result(average, TOKENS, formula="tokens per user in blocks − hit rate × shared tokens",
                            worked=f"{grouped(int(own))} − {plain(hit_rate)} × {grouped(reused)} = {TOKENS.show(average, 1)}"),
         "users": Result(users, COUNT, formula="⌊(token capacity − one copy of the prefix) ÷ tokens per user⌋",
-                        worked=(f"({grouped(int(ladder.token_capacity.value))} − {grouped(reused)}) ÷ "
-                                f"{TOKENS.show(average, 1)} = {grouped(room / average if average > 0 else 0, 2)} → "
-                                f"{grouped(users)} users")),
+                        worked=users_worked),
     }
 
 
@@ -272,7 +273,7 @@ def transfer(stack: Stack, tokens: int, trips: int) -> Result:
     value = trips * moved.value / rate.value if rate.value else math.inf
     times = f"{trips} × " if trips > 1 else ""
     return Result(value, MS, formula=f"{times}bytes ÷ achieved link rate",
-                  worked=f"{times}{moved.operand} ÷ {rate} = {MS.show(value)}")
+                  worked=f"{times}{moved.operand} ÷ {rate.operand} = {MS.show(value)}")
 
 
 def crossings(stack: Stack, highest: int) -> list[int]:
@@ -363,14 +364,16 @@ def host_tier(stack: Stack, ladder: kvcache.Ladder, reused: int) -> dict[str, Re
     """A host-memory tier under the device pool: how much more it holds, and what restoring the shared
     prefix from it costs against prefilling the prefix again."""
     ratio = stack.cache.host_ratio
-    pool = ratio * ladder.kv_budget.value
+    budget = max(ladder.kv_budget.value, 0)
+    pool = ratio * budget
+    pool_worked = (f"{plain(ratio)} × {ladder.kv_budget.operand} = {GIB_HELD.show(pool)}" if budget else
+                   f"a KV budget of {ladder.kv_budget} sizes no host pool: {GIB_HELD.show(0)}")
     tokens = ratio * ladder.token_capacity.value
     restore = transfer(stack, reused, 1)
     again = timing.prefill_time(stack, max(reused, 1))
     return {
         "ratio": given(ratio, RATIO, "host pool ÷ device pool (SGLang --hicache-ratio default)"),
-        "pool": Result(pool, GIB_HELD, formula="ratio × KV budget",
-                       worked=f"{plain(ratio)} × {ladder.kv_budget.operand} = {GIB_HELD.show(pool)}"),
+        "pool": Result(pool, GIB_HELD, formula="ratio × KV budget", worked=pool_worked),
         "tokens": Result(tokens, TOKENS, formula="ratio × token capacity",
                          worked=f"{plain(ratio)} × {grouped(int(ladder.token_capacity.value))} = {TOKENS.show(tokens)}"),
         "restore": restore,

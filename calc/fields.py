@@ -321,7 +321,7 @@ def _cache(name: str, scale: float = 1):
 
 BLOCK_SIZE = NumberField("block_size", "Block size", 1, 1_024, True, "tokens", current=lambda s: s.block_size,
                          apply=lambda s, v: replace(s, block_size=v), hint="--block-size")
-SPREAD = NumberField("spread", "Length spread", 0, 10_000_000, True, "± tokens", current=lambda s: s.cache.spread,
+SPREAD = NumberField("spread", "Length spread (±)", 0, 10_000_000, True, "tokens", current=lambda s: s.cache.spread,
                      apply=_cache("spread"), hint="lengths spread evenly around the typical one")
 PREFIX = NumberField("prefix", "Shared prefix", 0, 10_000_000, True, "tokens", current=lambda s: s.cache.prefix,
                      apply=_cache("prefix"), hint="system prompt and tools every request starts with")
