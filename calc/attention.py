@@ -80,9 +80,11 @@ def users(budget: Result, per_user: Result) -> Result:
         return Result(0, COUNT, formula="⌊KV budget ÷ per user⌋",
                       worked="no KV budget is left: the weights and activation reserve fill the pool")
     count = floor_count(budget.value, per_user.value)
+    # a pasted config can make one user's cache a few hundred bytes, too small for GiB to show exactly
+    shown = (f"{budget.operand} ÷ {per_user.operand}" if per_user.value >= 2 ** 20 else
+             f"{grouped(round(budget.value))} B ÷ {grouped(round(per_user.value))} B")
     return Result(count, COUNT, formula="⌊KV budget ÷ per user⌋",
-                  worked=(f"{budget.operand} ÷ {per_user.operand} = {grouped(budget.value / per_user.value, 2)} → "
-                          f"{grouped(count)} users"))
+                  worked=f"{shown} = {grouped(budget.value / per_user.value, 2)} → {grouped(count)} users")
 
 
 def ratio(larger: Result, smaller: Result, what: str) -> Result:
@@ -211,7 +213,8 @@ def real(model: Model, stack: Stack, long: int) -> dict[str, Result]:
     multi = multi_head_per_token(model, kv)
     limit = min(long, model.max_position_embeddings or long)
     at_long = held(model, kv, limit, stack.block_size)
-    unbounded = per_token.value * kvcache.tokens_in_blocks(limit, stack.block_size).value
+    charged = int(kvcache.tokens_in_blocks(limit, stack.block_size).value)
+    unbounded = per_token.value * charged
     from .anatomy import count_parameters
     return {
         "params": count_parameters(model).total,
@@ -222,7 +225,7 @@ def real(model: Model, stack: Stack, long: int) -> dict[str, Result]:
         "length": given(limit, TOKENS, "the length compared"),
         "per_user_long": at_long,
         "unbounded": Result(unbounded, GIB_HELD, formula="per token × every token, as if no layer were windowed",
-                            worked=f"{per_token.operand} × {grouped(limit)} = {GIB_HELD.show(unbounded)}"),
+                            worked=f"{per_token.operand} × {grouped(charged)} = {GIB_HELD.show(unbounded)}"),
         "window_saving": Result(unbounded / at_long.value, RATIO, formula="without a window ÷ with it",
                                 worked=(f"{GIB_HELD.precise(unbounded)} ÷ {at_long.operand} = "
                                         f"{RATIO.show(unbounded / at_long.value)}")),

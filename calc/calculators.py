@@ -9,9 +9,10 @@ from typing import Any, Mapping
 from . import operations, timing
 from .calculator import Calculator
 from .facts import Facts, facts
-from .fields import (ACTIVATIONS, ATTENTION_LIMIT, ATTENTION_SETTING, BANDWIDTH, BATCH, CARD, CHARACTERS, CONTEXT_LIMIT,
-                     CONVERSATION, HEAD_DIM, HELD, HIGH_FREQ, KV, LOW_FREQ, MFU, MODEL, ORIGINAL, OUTPUT, PROMPT, REACH,
-                     NUMBER, ROPE_FACTOR, ROPE_THETA, ROPE_TYPE, TEXT_KIND, UTILISATION, WEIGHTS, NumberField)
+from .fields import (ACTIVATIONS, ATTENTION_LIMIT, ATTENTION_SETTING, BANDWIDTH, BATCH, BLOCK_SIZE, CARD, CHARACTERS,
+                     CONTEXT_LIMIT, CONVERSATION, HEAD_DIM, HELD, HIGH_FREQ, HIT_RATE, KV, LINK, LOW_FREQ, MFU, MODEL,
+                     NUMBER, ORIGINAL, OUTPUT, PREFIX, PROMPT, REACH, ROPE_FACTOR, ROPE_THETA, ROPE_TYPE, SPREAD, TEXT_KIND,
+                     UTILISATION, WEIGHTS, NumberField)
 from .roofline import cache_share_curves, chart_rows, decode_read
 from .stack import REFERENCE, Stack
 from .units import PERCENT, grouped
@@ -256,8 +257,45 @@ PRECISION = Calculator(
     curves={"precision-grid": precision_grid},
 )
 
+
+
+CACHE_OPS_FIELDS = (MODEL, CARD, KV, BLOCK_SIZE, CONTEXT_LIMIT, CONVERSATION, SPREAD, PROMPT, PREFIX, HIT_RATE, LINK)
+
+
+def lengths_fit(parsed: Mapping[str, Any]) -> dict[str, str]:
+    """Document 10's lengths: the spread stays above zero and within the limit; the shared prefix and
+    the prompt fit what holds them."""
+    errors = conversation_within_limit(parsed)
+    if {"spread", "conversation"} <= parsed.keys() and parsed["spread"] >= parsed["conversation"]:
+        errors["spread"] = (f"Length spread must be below the typical conversation ({parsed['conversation']:,} "
+                            f"tokens): no sequence is shorter than one token")
+    elif {"spread", "conversation", "context_limit"} <= parsed.keys() \
+            and parsed["conversation"] + parsed["spread"] > parsed["context_limit"]:
+        errors["spread"] = (f"the longest length, {parsed['conversation'] + parsed['spread']:,} tokens, is over the "
+                            f"context limit ({parsed['context_limit']:,} tokens)")
+    if {"prompt", "context_limit"} <= parsed.keys() and parsed["prompt"] > parsed["context_limit"]:
+        errors["prompt"] = f"Prompt is longer than the context limit ({parsed['context_limit']:,} tokens)"
+    if {"prefix", "prompt"} <= parsed.keys() and parsed["prefix"] > parsed["prompt"]:
+        errors["prefix"] = f"Shared prefix is longer than the prompt ({parsed['prompt']:,} tokens) it begins"
+    return errors
+
+
+def swap_vs_recompute(namespace: Facts) -> dict:
+    """Swap and recompute times against tokens held, with the break-even marked where there is one."""
+    from .cacheops import swap_curves
+    return swap_curves(namespace.stack)
+
+
+CACHE_OPS = Calculator(
+    name="cache_ops",
+    label="Cache operations: paging waste, prefix reuse, swap or recompute",
+    fields=CACHE_OPS_FIELDS,
+    checks=(lengths_fit,),
+    curves={"swap-vs-recompute": swap_vs_recompute},
+)
+
 CALCULATORS: dict[str, Calculator] = {c.name: c for c in (CAPACITY, PHASES, JOURNEY, HARDWARE, TOKENS, ANATOMY,
-                                                           ATTENTION, POSITION, NUMBER_FORMATS, PRECISION)}
+                                                           ATTENTION, POSITION, NUMBER_FORMATS, PRECISION, CACHE_OPS)}
 
 
 def run_json(request: str) -> str:

@@ -21,6 +21,14 @@ class Card:
     interconnect_gb_per_s: float
     source: str
     bf16_sparse_tflops: float = 0.0  # the datasheet's headline bf16 figure, which assumes 2:4 sparsity
+    host_link: str = ""              # the link to the host's memory (document 10's swap and offload tier)
+    host_gb_per_s: float = 0.0       # that link's nominal rate in each direction, GB/s
+    host_source: str = ""
+
+    @property
+    def host_bandwidth(self) -> Result:
+        """The host link's nominal rate one way: datasheets quote PCIe both ways added, twice this."""
+        return given(self.host_gb_per_s * 1e9, GB_PER_S, f"{self.host_link} nominal rate, each direction")
 
     @property
     def reported_capacity(self) -> Result:
@@ -67,6 +75,9 @@ H100_SXM = Card(
     source=_nvidia("H100 Tensor Core GPU (SXM column: 1,979 bf16 and 3,958 fp8 TFLOP/s there are sparse)",
                    "81,559 MiB is nvidia-smi's total on an H100 80GB HBM3"),
     bf16_sparse_tflops=1979,
+    host_link="PCIe Gen5 x16",
+    host_gb_per_s=64,
+    host_source="NVIDIA H100 datasheet (SXM column) lists PCIe Gen5 at 128 GB/s, both directions added: 64 GB/s each way",
 )
 
 H100_PCIE = Card(
@@ -82,6 +93,9 @@ H100_PCIE = Card(
     source=_nvidia("H100 Tensor Core GPU (PCIe column: 1,513 bf16 and 3,026 fp8 TFLOP/s there are sparse)",
                    "81,559 MiB as nvidia-smi reports the 80 GB part"),
     bf16_sparse_tflops=1513,
+    host_link="PCIe Gen5 x16",
+    host_gb_per_s=64,
+    host_source="NVIDIA H100 datasheet (PCIe column) lists PCIe Gen5 at 128 GB/s, both directions added: 64 GB/s each way",
 )
 
 H200_SXM = Card(
@@ -97,6 +111,9 @@ H200_SXM = Card(
     source=_nvidia("H200 Tensor Core GPU (SXM column: 1,979 bf16 and 3,958 fp8 TFLOP/s there are sparse)",
                    "143,771 MiB is nvidia-smi's total on an H200"),
     bf16_sparse_tflops=1979,
+    host_link="PCIe Gen5 x16",
+    host_gb_per_s=64,
+    host_source="NVIDIA H200 datasheet (SXM column) lists PCIe Gen5 at 128 GB/s, both directions added: 64 GB/s each way",
 )
 
 B200 = Card(
@@ -113,6 +130,9 @@ B200 = Card(
                    "62 TB/s of HBM over eight GPUs, 7.7 TB/s each, where earlier sheets said 64)",
                    "183,359 MiB is nvidia-smi's total on a B200"),
     bf16_sparse_tflops=4500,
+    host_link="PCIe Gen5 x16",
+    host_gb_per_s=64,
+    host_source="PCIe Gen5 x16 host interface at the PCIe 5.0 rate, 64 GB/s each way (the HGX B200 table lists NVLink, not the host link)",
 )
 
 A100_80 = Card(
@@ -128,6 +148,9 @@ A100_80 = Card(
     source=_nvidia("A100 Tensor Core GPU (80GB SXM column: 624 bf16 TFLOP/s there is sparse; no fp8 tensor cores)",
                    "81,920 MiB is nvidia-smi's total on an A100 80GB"),
     bf16_sparse_tflops=624,
+    host_link="PCIe Gen4 x16",
+    host_gb_per_s=32,
+    host_source="NVIDIA A100 datasheet (80GB SXM column) lists PCIe Gen4 at 64 GB/s, both directions added: 32 GB/s each way",
 )
 
 A100_40 = Card(
@@ -143,6 +166,9 @@ A100_40 = Card(
     source=_nvidia("A100 Tensor Core GPU (40GB SXM column: 624 bf16 TFLOP/s there is sparse; no fp8 tensor cores)",
                    "40,960 MiB is nvidia-smi's total on an A100 40GB"),
     bf16_sparse_tflops=624,
+    host_link="PCIe Gen4 x16",
+    host_gb_per_s=32,
+    host_source="NVIDIA A100 datasheet (40GB SXM column) lists PCIe Gen4 at 64 GB/s, both directions added: 32 GB/s each way",
 )
 
 L40S = Card(
@@ -158,6 +184,9 @@ L40S = Card(
     source=_nvidia("L40S (733 bf16 and 1,466 fp8 TFLOP/s there are sparse; GDDR6, not HBM)",
                    "46,068 MiB is nvidia-smi's total on an L40S"),
     bf16_sparse_tflops=733,
+    host_link="PCIe Gen4 x16",
+    host_gb_per_s=32,
+    host_source="NVIDIA L40S datasheet lists PCIe Gen4 at 64 GB/s, both directions added: 32 GB/s each way",
 )
 
 L4 = Card(
@@ -173,6 +202,9 @@ L4 = Card(
     source=_nvidia("L4 Tensor Core GPU (242 bf16 and 485 fp8 TFLOP/s there are sparse; GDDR6, not HBM)",
                    "23,034 MiB is nvidia-smi's total on an L4"),
     bf16_sparse_tflops=242,
+    host_link="PCIe Gen4 x16",
+    host_gb_per_s=32,
+    host_source="NVIDIA L4 datasheet lists PCIe Gen4 at 64 GB/s, both directions added: 32 GB/s each way",
 )
 
 MI300X = Card(
@@ -188,6 +220,9 @@ MI300X = Card(
     source=("AMD Instinct MI300X data sheet, dense figures (2,614.9 bf16 and 5,229.8 fp8 TFLOP/s there are sparse); "
             "196,592 MiB is what rocminfo reports in all (eight CPX partitions of 24,574 MiB)"),
     bf16_sparse_tflops=2614.9,
+    host_link="PCIe Gen5 x16",
+    host_gb_per_s=64,
+    host_source="AMD Instinct MI300X data sheet: PCIe Gen5 x16, 128 GB/s both directions added: 64 GB/s each way",
 )
 
 CARDS: dict[str, Card] = {

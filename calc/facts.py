@@ -297,6 +297,7 @@ SECTIONS: dict[str, Callable[[Stack, "Facts"], object]] = {
     "formats": lambda stack, made: _formats(),
     "number": lambda stack, made: _number(stack),
     "precision": lambda stack, made: _precision(stack),
+    "cacheops": lambda stack, made: _cacheops(stack),
 }
 
 
@@ -359,6 +360,11 @@ def _number(stack: Stack) -> object:
 def _precision(stack: Stack) -> object:
     from . import quantisation
     return quantisation.section(stack)
+
+
+def _cacheops(stack: Stack) -> object:
+    from . import cacheops
+    return cacheops.section(stack)
 
 
 class Facts(Mapping[str, object]):

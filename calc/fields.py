@@ -324,3 +324,23 @@ NUMBER = NumberField("number", "A number", -1_000_000_000, 1_000_000_000, False,
 REACH = NumberField("context", "Context", 1, 10_000_000, True, "tokens",
                     current=lambda s: s.reach or s.model.max_position_embeddings,
                     apply=lambda s, v: replace(s, reach=v), hint="priced on the reference card")
+
+
+# Document 10: the block size and the cache-operations assumptions (calc.stack.CacheOps).
+def _cache(name: str, scale: float = 1):
+    def apply(stack: Stack, value: float) -> Stack:
+        return replace(stack, cache=replace(stack.cache, **{name: value / scale if scale != 1 else value}))
+    return apply
+
+
+BLOCK_SIZE = NumberField("block_size", "Block size", 1, 1_024, True, "tokens", current=lambda s: s.block_size,
+                         apply=lambda s, v: replace(s, block_size=v), hint="--block-size")
+SPREAD = NumberField("spread", "Length spread (±)", 0, 10_000_000, True, "tokens", current=lambda s: s.cache.spread,
+                     apply=_cache("spread"), hint="lengths spread evenly around the typical one")
+PREFIX = NumberField("prefix", "Shared prefix", 0, 10_000_000, True, "tokens", current=lambda s: s.cache.prefix,
+                     apply=_cache("prefix"), hint="system prompt and tools every request starts with")
+HIT_RATE = NumberField("hit_rate", "Hit rate", 0, 100, False, "%", places=0, current=lambda s: 100 * s.cache.hit_rate,
+                       apply=_cache("hit_rate", 100), hint="requests that find the prefix cached")
+LINK = NumberField("link", "Host link achieved", 1, 100, False, "%", places=0,
+                   current=lambda s: 100 * s.cache.link_fraction, apply=_cache("link_fraction", 100),
+                   hint="share of the PCIe rate a copy reaches")

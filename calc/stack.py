@@ -70,6 +70,31 @@ class Efficiency:
 
 
 @dataclass(frozen=True)
+class CacheOps:
+    """What document 10's cache operations are priced on: the named assumptions, each with its source.
+
+    `spread`: sequence lengths are taken as spread evenly within ± this many tokens of the typical
+    conversation (an assumption; any spread wider than a few blocks gives the same expected waste).
+    `prefix`: tokens at the start of every prompt that requests share, a system prompt and tool
+    definitions (an example workload). `hit_rate`: the share of requests that find that prefix
+    still cached (an assumption; measure it from the engine's prefix-cache hit and query counters).
+    `link_fraction`: the share of the host link's nominal rate a copy achieves (an assumption; one
+    nvbandwidth run on an H100 system, https://github.com/NVIDIA/nvbandwidth/issues/24, measured SM
+    copies at 52.8 GB/s device-to-host, 82% of 64 GB/s, and 35.2 GB/s host-to-device). `samples`: parallel samples drawn from one prompt (the request's
+    `n`). `replicas`: engine replicas behind one router (an example). `host_ratio`: host cache pool
+    over device pool, SGLang's `--hicache-ratio` default.
+    """
+
+    spread: int = 1_000
+    prefix: int = 1_000
+    hit_rate: float = 0.80
+    link_fraction: float = 0.80
+    samples: int = 4
+    replicas: int = 4
+    host_ratio: float = 2.0
+
+
+@dataclass(frozen=True)
 class Stack:
     """A model on a card under an engine, with the traffic it must carry and what it promises."""
 
@@ -90,6 +115,7 @@ class Stack:
     text: PromptText = PromptText()
     reach: int | None = None  # the context document 08 prices; None: the model's max_position_embeddings
     number: float = 0.1  # the real number document 09 stores in every format
+    cache: CacheOps = CacheOps()  # document 10's cache operations
 
 
 REFERENCE = Stack(

@@ -11,6 +11,7 @@ from calc.calculators import anatomy_shares as anatomy_shares_data
 from calc.calculators import attention_dial as attention_dial_data
 from calc.calculators import rope_wavelengths as rope_wavelengths_data
 from calc.calculators import precision_grid as precision_grid_data
+from calc.calculators import swap_vs_recompute as swap_vs_recompute_data
 from calc.journey import SHARE_CURVE_OUTPUTS
 from calc.hardware import roofline_curves
 from calc.roofline import CURVE_BATCHES
@@ -280,8 +281,41 @@ def precision_grid(namespace: Mapping[str, Any]) -> dict[str, Any]:
     }
 
 
+SWAP_STYLES = [
+    {"line": {"color": "#0f766e", "width": 2, "dash": "dot"}, "mode": "lines+markers", "marker": {"size": 5}},
+    {"line": {"color": "#0f766e", "width": 3}, "mode": "lines+markers", "marker": {"size": 7}},
+    {"line": {"color": "#b45309", "width": 3}, "mode": "lines+markers", "marker": {"size": 7, "symbol": "diamond"}},
+    {"line": {"color": "#b91c1c", "width": 2, "dash": "dash"}, "mode": "lines"},
+]
+
+
+def swap_vs_recompute(namespace: Mapping[str, Any]) -> dict[str, Any]:
+    """A preempted sequence's cache moved over the host link against prefilled again, by length."""
+    data = swap_vs_recompute_data(namespace)
+    series = [{**curve, **style, "type": "scatter",
+               "hovertemplate": "%{x:,} tokens: %{y:,.1f} ms<extra>%{fullData.name}</extra>"}
+              for curve, style in zip(data["curves"], SWAP_STYLES, strict=True)]
+    lengths = data["curves"][0]["x"]
+    return {
+        "data": series,
+        "layout": {
+            "xaxis": {"title": {"text": "tokens the preempted sequence holds (log)"}, "type": "log",
+                      "tickvals": lengths, "ticktext": [f"{n:,}" if n < 1024 else f"{n // 1024}k" for n in lengths],
+                      "gridcolor": "#e7e5e4"},
+            "yaxis": {"title": {"text": "milliseconds (log)"}, "type": "log", "gridcolor": "#e7e5e4"},
+            "legend": {"orientation": "h", "y": -0.25, "x": 0},
+            "margin": {"l": 64, "r": 16, "t": 16, "b": 120},
+            **PAGE_STYLE,
+            "height": 440,
+        },
+        "table": {"columns": ["tokens held", "swap in (ms)", "swap out and in (ms)", "recompute (ms)"],
+                  "rows": data["rows"]},
+    }
+
+
 CHARTS: dict[str, Callable[[Mapping[str, Any]], dict[str, Any]]] = {
     "precision-grid": precision_grid,
+    "swap-vs-recompute": swap_vs_recompute,
     "attention-dial": attention_dial,
     "rope-wavelengths": rope_wavelengths,
     "cache-share": cache_share,

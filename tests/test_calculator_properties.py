@@ -151,6 +151,11 @@ def test_valid_inputs_show_arithmetic_that_reproduces_every_figure(calculator, d
             values["low_freq_factor"], values["high_freq_factor"] = "1", "4"
     if calculator.name == "formats" and 0 < abs(float(values["number"])) < 1e-40:  # refused with a message; tested in test_precision
         values["number"] = "0"
+    if calculator.name == "cache_ops":  # lengths that fit one another; refusals have their own tests
+        limit, conversation = int(values["context_limit"]), int(values["conversation"])
+        values["prompt"] = str(1 + int(values["prompt"]) % limit)
+        values["prefix"] = str(int(values["prefix"]) % (int(values["prompt"]) + 1))
+        values["spread"] = str(int(values["spread"]) % max(min(conversation, limit - conversation + 1), 1))
     if "held" in values:  # no sequence holds more than the chosen model's positions, and the field says so
         values["held"] = str(min(int(values["held"]), CATALOGUE[values["model"]].max_position_embeddings))
     answer = ask(calculator, values)
