@@ -73,8 +73,10 @@ class NumberField:
                              f"“{excerpt(text, 24)}”; type the number again")
         if "," in text:
             text = self._without_thousands_commas(text)
+        if "_" in text:  # Python reads 1_000 as a thousand; a reader who typed it meant something else
+            raise ValueError(f"{self.label} must be a number, not “{excerpt(text, 24)}”")
         try:
-            value = float(text)
+            value = float(text.replace("\u2212", "-"))  # the page prints a true minus; a reader may copy it
         except ValueError:
             raise ValueError(f"{self.label} must be a number, not “{excerpt(text, 24)}”") from None
         if not math.isfinite(value):

@@ -161,7 +161,7 @@ def ladder(stack: Stack) -> Ladder:
     # A reader subtracts the terms as printed; near zero, rounding them can move the answer by more
     # than its last digit, and then the terms are shown precisely.
     printed = round(budget_value / GiB, 2)
-    by_hand = float(pool.number()) - float(weights.number()) - float(activations.number())
+    by_hand = sum(sign * round(t.value / GiB, GIB_HELD.decimals) for sign, t in zip((1, -1, -1), terms))
     if abs(by_hand - printed) >= 0.01 + 0.001 * abs(printed) - 1e-9:
         shown = [t.operand for t in terms]
     else:

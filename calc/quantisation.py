@@ -59,8 +59,19 @@ def pairing(stack: Stack) -> Pairing:
         weights=ladder.weights, kv_budget=ladder.kv_budget, per_token=ladder.per_token,
         users_worst=ladder.users_worst, users_paged=ladder.users_paged, read=read.total,
         floor=roofline.step_floor(read, stack.card),
-        fits=("fits" if ladder.weights_fit else "does not fit") + f": {ladder.binds}",
+        fits=verdict(ladder),
     )
+
+
+def verdict(ladder: kvcache.Ladder) -> str:
+    """Whether the model loads and serves, in a clause: short by how much, or how many it holds."""
+    if not ladder.weights_fit:
+        return (f"does not fit: the weights and activation reserve alone overflow the pool by "
+                f"{GIB_HELD.show(-ladder.kv_budget.value)}")
+    if ladder.users_worst.value < 1:
+        return ("loads, but not one sequence at the full context limit fits: an engine would refuse "
+                "to start at this limit")
+    return "fits, and what binds is the KV budget: cache memory, not compute"
 
 
 def grid(stack: Stack) -> dict[str, Pairing]:

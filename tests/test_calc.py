@@ -223,3 +223,13 @@ def test_a_budget_near_zero_shows_terms_a_reader_can_subtract():
     assert check(worked) == [], worked
     assert CAPACITY.run({}, None, ["ladder.kv_budget"], [], False)["refs"]["ladder.kv_budget"][1] == \
         "71.68 GiB − 14.96 GiB − 3.00 GiB = 53.73 GiB"
+
+
+def test_a_model_past_a_thousand_gib_is_laddered_not_crashed():
+    """Found by a hostile reader: DeepSeek-V3's bf16 weights print as 1,249.88 GiB, and the ladder
+    once parsed that printed number back."""
+    import json
+    from calc.calculators import CAPACITY
+    from calc.models import DEEPSEEK_V3_CONFIG
+    answer = CAPACITY.run({"model": "custom"}, json.dumps(DEEPSEEK_V3_CONFIG), ["ladder.kv_budget", "ladder.users_worst"], [], False)
+    assert answer["ok"] and answer["refs"]["ladder.users_worst"][0] == "0"
