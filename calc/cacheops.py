@@ -16,7 +16,7 @@ from dataclasses import dataclass, replace
 from . import kvcache, operations, timing
 from .roofline import weights_read
 from .stack import Stack
-from .units import (COUNT, GB_MOVED, GB_PER_S_FINE, GIB_HELD, MS, PERCENT, RATIO, SHARE, TOKENS, TOKENS_FINE, Result,
+from .units import (COUNT, GB_MOVED, GB_PER_S_FINE, GIB_HELD, MS, PERCENT, RATIO, SHARE, TOKENS, TOKENS_FINE, Result, Unit,
                     given, grouped, plain)
 
 
@@ -267,13 +267,23 @@ def cache_bytes(stack: Stack, tokens: int) -> Result:
                   worked=f"{grouped(held)} × {grouped(per_token.value)} B = {GB_MOVED.show(value)}")
 
 
+def copies(stack: Stack, tokens: int) -> int:
+    """Separate copies one trip takes: a block's keys and its values, in every layer."""
+    blocks = kvcache.blocks_for(stack.model.tokens_cached(tokens), stack.block_size)
+    return blocks * stack.model.num_hidden_layers * 2
+
+
 def transfer(stack: Stack, tokens: int, trips: int) -> Result:
-    """Moving `tokens` tokens' cache over the host link `trips` times (out, or out and back)."""
+    """Moving `tokens` tokens' cache over the host link `trips` times (out, or out and back): the
+    bytes at the achieved rate, plus a fixed cost for each of the many small copies."""
     moved, rate = cache_bytes(stack, tokens), link_rate(stack)
-    value = trips * moved.value / rate.value if rate.value else math.inf
+    count, overhead = copies(stack, tokens), stack.cache.copy_overhead_s
+    one = moved.value / rate.value + count * overhead if rate.value else math.inf
+    value = trips * one
     times = f"{trips} × " if trips > 1 else ""
-    return Result(value, MS, formula=f"{times}bytes ÷ achieved link rate",
-                  worked=f"{times}{moved.operand} ÷ {rate.operand} = {MS.show(value)}")
+    return Result(value, MS, formula=f"{times}(bytes ÷ achieved link rate + copies × cost of one copy)",
+                  worked=(f"{times}({moved.operand} ÷ {rate.operand} + {grouped(count)} × {MS.precise(overhead)}) = "
+                          f"{MS.show(value)}"))
 
 
 def crossings(stack: Stack, highest: int) -> list[int]:
@@ -306,7 +316,8 @@ def swap_or_recompute(stack: Stack) -> dict[str, object]:
     moved, rate = cache_bytes(stack, tokens), link_rate(stack)
     one_way, round_trip = transfer(stack, tokens, 1), transfer(stack, tokens, 2)
     recompute = timing.prefill_time(stack, tokens)
-    tie = 2 * moved.value / recompute.value
+    fixed = 2 * copies(stack, tokens) * stack.cache.copy_overhead_s
+    tie = 2 * moved.value / (recompute.value - fixed) if recompute.value > fixed else 0.0
     highest = max(stack.model.max_position_embeddings, stack.context_limit)
     found = crossings(stack, highest)
     cheaper = "swap" if round_trip.value < recompute.value else "recompute"
@@ -328,13 +339,22 @@ def swap_or_recompute(stack: Stack) -> dict[str, object]:
         "ratio": Result(recompute.value / round_trip.value, RATIO, formula="recompute ÷ swap round trip",
                         worked=(f"{MS.precise(recompute.value)} ÷ {MS.precise(round_trip.value)} = "
                                 f"{RATIO.show(recompute.value / round_trip.value)}")),
-        "tie_rate": Result(tie, GB_PER_S_FINE, formula="2 × bytes ÷ recompute time: the link rate at which they tie",
-                           worked=f"2 × {moved.operand} ÷ {MS.precise(recompute.value)} = {GB_PER_S_FINE.show(tie)}"),
+        "copies": Result(copies(stack, tokens), COUNT, formula="blocks × layers × 2 (keys and values)",
+                         worked=(f"{grouped(kvcache.blocks_for(stack.model.tokens_cached(tokens), stack.block_size))} × "
+                                 f"{stack.model.num_hidden_layers} × 2 = {grouped(copies(stack, tokens))}")),
+        "copy_overhead": given(stack.cache.copy_overhead_s, MS_FINE_COPY, "fixed cost of one copy, an assumption"),
+        "tie_rate": Result(tie, GB_PER_S_FINE,
+                           formula="2 × bytes ÷ (recompute time − the copies' fixed cost): the link rate at which they tie",
+                           worked=(f"2 × {moved.operand} ÷ ({MS.precise(recompute.value)} − {MS.precise(fixed)}) = "
+                                   f"{GB_PER_S_FINE.show(tie)}" if tie else
+                                   "no link rate ties: the copies' fixed cost alone exceeds the recompute")),
         "cheaper": cheaper,
         "break_even": text,
         "crossings": found,
     }
 
+
+MS_FINE_COPY = Unit("ms", 0.001, "ms", 4)
 
 SWAP_CURVE_TOKENS = (128, 256, 512, 1_024, 2_048, 4_096, 8_192, 16_384, 32_768, 65_536, 131_072)
 

@@ -79,8 +79,12 @@ class CacheOps:
     definitions (an example workload). `hit_rate`: the share of requests that find that prefix
     still cached (an assumption; measure it from the engine's prefix-cache hit and query counters).
     `link_fraction`: the share of the host link's nominal rate a copy achieves (an assumption; one
-    nvbandwidth run on an H100 system, https://github.com/NVIDIA/nvbandwidth/issues/24, measured SM
-    copies at 52.8 GB/s device-to-host, 82% of 64 GB/s, and 35.2 GB/s host-to-device). `samples`: parallel samples drawn from one prompt (the request's
+    nvbandwidth run on an H100 system, https://github.com/NVIDIA/nvbandwidth/issues/24, measured
+    35.2 GB/s host-to-device, 55% of 64 GB/s, and 52.8 GB/s device-to-host; the slower direction,
+    the one a resumed request waits on, is applied both ways). `copy_overhead_s`: the fixed cost of
+    each copy: vLLM's swap issues one cudaMemcpyAsync per block, per layer, for keys and for values
+    (csrc/cache_kernels.cu, swap_blocks, which notes "this can be slow if the number of blocks is
+    large"); a few microseconds each is typical of an asynchronous copy's launch (an assumption). `samples`: parallel samples drawn from one prompt (the request's
     `n`). `replicas`: engine replicas behind one router (an example). `host_ratio`: host cache pool
     over device pool, SGLang's `--hicache-ratio` default.
     """
@@ -88,7 +92,8 @@ class CacheOps:
     spread: int = 1_000
     prefix: int = 1_000
     hit_rate: float = 0.80
-    link_fraction: float = 0.80
+    link_fraction: float = 0.55
+    copy_overhead_s: float = 0.000_002_5
     samples: int = 4
     replicas: int = 4
     host_ratio: float = 2.0
