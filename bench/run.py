@@ -65,6 +65,28 @@ def first_paint(pages: list[Path], runs: int) -> dict[str, float]:
 TIMED_INPUTS = ("card", "model", "kind", "rope_type")
 
 
+def timed_input(page, section: str) -> tuple[str, list[str], str]:
+    """The input a timing changes, the values it cycles through, and its value now: the first of
+    TIMED_INPUTS the calculator has, or else its first number, doubled, halved and tripled."""
+    for name in TIMED_INPUTS:
+        field = f"{section} select[name={name}]"
+        if page.query_selector(field):
+            options = [o for o in page.eval_on_selector_all(f"{field} option", "nodes => nodes.map(n => n.value)")
+                       if o != "custom"]
+            return field, options, page.eval_on_selector(field, "node => node.value")
+    field = f"{section} input[type=text]"
+    current = page.eval_on_selector(field, "node => node.value")
+    value = float(current.replace(",", ""))
+    return field, [current] + [f"{value * k:g}" for k in (2, 0.5, 3)], current
+
+
+def choose(page, field: str, value: str) -> None:
+    if field.endswith("]") and " select[" in field:
+        page.select_option(field, value)
+    else:
+        page.fill(field, value)
+
+
 def calculator_timings(page_path: Path, name: str, runs: int, warm_runs: int = 20) -> dict[str, float]:
     """Cold: first input to first recomputed figures, Python not yet started. Warm: later inputs.
     The input changed is the calculator's card (or model, kind of text, scaling rule); options that
@@ -79,17 +101,15 @@ def calculator_timings(page_path: Path, name: str, runs: int, warm_runs: int = 2
             context = browser.new_context()
             page = context.new_page()
             page.goto(page_path.as_uri(), wait_until="load")
-            field = next(f"{section} select[name={n}]" for n in TIMED_INPUTS if page.query_selector(f"{section} select[name={n}]"))
-            options = [o for o in page.eval_on_selector_all(f"{field} option", "nodes => nodes.map(n => n.value)") if o != "custom"]
-            current = page.eval_on_selector(field, "node => node.value")
+            field, options, current = timed_input(page, section)
             others = [o for o in options if o != current]
-            page.select_option(field, others[0])
+            choose(page, field, others[0])
             page.wait_for_selector(settled, timeout=60_000)
             cold.append(page.evaluate(COLD))
             chosen = others[0]
             for i in range(warm_runs):
                 chosen = next(o for o in options[i % len(options):] + options if o != chosen)
-                page.select_option(field, chosen)
+                choose(page, field, chosen)
                 page.wait_for_selector(settled, timeout=60_000)
                 if page.get_attribute(section, "data-state") == "computed":
                     warm.append(float(page.get_attribute(section, "data-last-ms")))
@@ -100,7 +120,7 @@ def calculator_timings(page_path: Path, name: str, runs: int, warm_runs: int = 2
 
 def calculators_on(path: Path) -> list[str]:
     import re
-    return re.findall(r'data-calculator="([a-z-]+)"', path.read_text(encoding="utf-8"))
+    return re.findall(r'data-calculator="([a-z_-]+)"', path.read_text(encoding="utf-8"))
 
 
 COLD = """() => performance.getEntriesByName('calc-first-result')[0].startTime -
