@@ -348,6 +348,9 @@ def swap_or_recompute(stack: Stack) -> dict[str, object]:
                            worked=(f"2 × {moved.operand} ÷ ({MS.precise(recompute.value)} − {MS.precise(fixed)}) = "
                                    f"{GB_PER_S_FINE.show(tie)}" if tie else
                                    "no link rate ties: the copies' fixed cost alone exceeds the recompute")),
+        "tie": (f"they tie at {GB_PER_S_FINE.show(tie)} of achieved link rate" if tie >= 0.05 else
+                f"they tie only below {GB_PER_S_FINE.show(0.05e9)}, a link no server has" if tie else
+                "no link rate makes the swap cheaper: its copies' fixed cost alone exceeds the recompute"),
         "cheaper": cheaper,
         "break_even": text,
         "crossings": found,

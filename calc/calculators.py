@@ -275,6 +275,10 @@ def lengths_fit(parsed: Mapping[str, Any]) -> dict[str, str]:
                             f"context limit ({parsed['context_limit']:,} tokens)")
     if {"prompt", "context_limit"} <= parsed.keys() and parsed["prompt"] > parsed["context_limit"]:
         errors["prompt"] = f"Prompt is longer than the context limit ({parsed['context_limit']:,} tokens)"
+    if {"conversation", "prompt"} <= parsed.keys() and parsed["conversation"] < parsed["prompt"] \
+            and "conversation" not in errors:
+        errors["conversation"] = (f"Typical conversation is shorter than the prompt ({parsed['prompt']:,} tokens) "
+                                  f"it starts with")
     if {"prefix", "prompt"} <= parsed.keys() and parsed["prefix"] > parsed["prompt"]:
         errors["prefix"] = f"Shared prefix is longer than the prompt ({parsed['prompt']:,} tokens) it begins"
     return errors

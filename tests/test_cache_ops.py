@@ -233,3 +233,13 @@ def test_bad_input_gets_a_message(cache_page, field, value):
     after = CALC.refuse(page, field, value, expected)
     assert not any("Traceback" in text for text in after.values())
     CALC.set(page, **{field: defaults[field]})
+
+
+def test_a_conversation_shorter_than_its_prompt_is_refused():
+    answer = CACHE_OPS.run({**CACHE_OPS.defaults, "conversation": "800", "spread": "0"}, None, [], [], False)
+    assert answer["errors"] == {"conversation": "Typical conversation is shorter than the prompt (2,000 tokens) it starts with"}
+
+
+def test_no_tie_is_said_in_words_not_as_zero():
+    answer = CACHE_OPS.run({**CACHE_OPS.defaults, "block_size": "1"}, None, ["cacheops.swap.tie"], [], False)
+    assert answer["refs"]["cacheops.swap.tie"][0].startswith("no link rate makes the swap cheaper")

@@ -153,7 +153,7 @@ def test_valid_inputs_show_arithmetic_that_reproduces_every_figure(calculator, d
         values["number"] = "0"
     if calculator.name == "cache_ops":  # lengths that fit one another; refusals have their own tests
         limit, conversation = int(values["context_limit"]), int(values["conversation"])
-        values["prompt"] = str(1 + int(values["prompt"]) % limit)
+        values["prompt"] = str(1 + int(values["prompt"]) % min(limit, conversation))
         values["prefix"] = str(int(values["prefix"]) % (int(values["prompt"]) + 1))
         values["spread"] = str(int(values["spread"]) % max(min(conversation, limit - conversation + 1), 1))
     if "held" in values:  # no sequence holds more than the chosen model's positions, and the field says so
