@@ -309,6 +309,18 @@ def crossings(stack: Stack, highest: int) -> list[int]:
     return found
 
 
+def tie_worked(moved: Result, recompute: float, fixed: float, tie: float) -> str:
+    """The tie rate's arithmetic; when the copies' fixed cost all but equals the recompute, the two
+    terms cancel below the digits shown, so the time left is shown on its own."""
+    if not tie:
+        return "no link rate ties: the copies' fixed cost alone exceeds the recompute"
+    left = recompute - fixed
+    if left < 0.01 * recompute:
+        return (f"the recompute outlasts the copies' fixed cost by only {MS.precise(left)}; "
+                f"2 × {moved.operand} in that time needs {GB_PER_S_FINE.show(tie)}")
+    return f"2 × {moved.operand} ÷ ({MS.precise(recompute)} − {MS.precise(fixed)}) = {GB_PER_S_FINE.show(tie)}"
+
+
 def swap_or_recompute(stack: Stack) -> dict[str, object]:
     """A preempted sequence of the typical length: swapped out and back over the host link, against
     recomputed (its tokens prefilled again) by the time model, and the link rate at which they tie."""
@@ -345,9 +357,7 @@ def swap_or_recompute(stack: Stack) -> dict[str, object]:
         "copy_overhead": given(stack.cache.copy_overhead_s, MS_FINE_COPY, "fixed cost of one copy, an assumption"),
         "tie_rate": Result(tie, GB_PER_S_FINE,
                            formula="2 × bytes ÷ (recompute time − the copies' fixed cost): the link rate at which they tie",
-                           worked=(f"2 × {moved.operand} ÷ ({MS.precise(recompute.value)} − {MS.precise(fixed)}) = "
-                                   f"{GB_PER_S_FINE.show(tie)}" if tie else
-                                   "no link rate ties: the copies' fixed cost alone exceeds the recompute")),
+                           worked=tie_worked(moved, recompute.value, fixed, tie)),
         "tie": (f"they tie at {GB_PER_S_FINE.show(tie)} of achieved link rate" if tie >= 0.05 else
                 f"they tie only below {GB_PER_S_FINE.show(0.05e9)}, a link no server has" if tie else
                 "no link rate makes the swap cheaper: its copies' fixed cost alone exceeds the recompute"),

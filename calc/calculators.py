@@ -6,10 +6,10 @@ import json
 from dataclasses import replace
 from typing import Any, Mapping
 
-from . import operations, timing
+from . import kvcache, operations, timing
 from .calculator import Calculator
 from .facts import Facts, facts
-from .fields import (ACTIVATIONS, ATTENTION_LIMIT, ATTENTION_SETTING, BANDWIDTH, BATCH, BLOCK_SIZE, CARD, CHARACTERS,
+from .fields import (CUSTOM, ACTIVATIONS, ATTENTION_LIMIT, ATTENTION_SETTING, BANDWIDTH, BATCH, BLOCK_SIZE, CARD, CHARACTERS,
                      CONTEXT_LIMIT, CONVERSATION, HEAD_DIM, HELD, HIGH_FREQ, HIT_RATE, KV, LINK, LOW_FREQ, MFU, MODEL,
                      NUMBER, ORIGINAL, OUTPUT, PREFIX, PROMPT, REACH, ROPE_FACTOR, ROPE_THETA, ROPE_TYPE, SPREAD, TEXT_KIND,
                      UTILISATION, WEIGHTS, NumberField)
@@ -290,11 +290,25 @@ def swap_vs_recompute(namespace: Facts) -> dict:
     return swap_curves(namespace.stack)
 
 
+def weights_fit_the_card(parsed: Mapping[str, Any]) -> dict[str, str]:
+    """Cache operations need a cache: the model's weights must leave the card a KV pool."""
+    if parsed.get("model") == CUSTOM:
+        return {}
+    stack = stack_of(parsed, (MODEL, CARD))
+    if stack is None:
+        return {}
+    ladder = kvcache.ladder(stack)
+    if ladder.weights_fit:
+        return {}
+    return {"card": (f"{stack.model.name}'s weights ({ladder.weights}) and activation reserve do not fit "
+                     f"{stack.card.name}'s pool ({ladder.pool}): there is no KV cache to page, share or swap")}
+
+
 CACHE_OPS = Calculator(
     name="cache_ops",
     label="Cache operations: paging waste, prefix reuse, swap or recompute",
     fields=CACHE_OPS_FIELDS,
-    checks=(lengths_fit,),
+    checks=(lengths_fit, weights_fit_the_card),
     curves={"swap-vs-recompute": swap_vs_recompute},
 )
 

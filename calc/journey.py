@@ -424,7 +424,10 @@ def warm(cold: Journey, compute: Result) -> Warm:
                             worked=f"{cold.ttft.operand} ÷ {MS.precise(ttft)} = {RATIO.show(cold.ttft.value / ttft)}"),
         total_saved=Result(saved, SHARE, formula="(cold prefill − warm prefill) ÷ cold total",
                            worked=(f"({cold.prefill_pass.operand} − {prefill.operand}) ÷ {cold.total.operand} = "
-                                   f"{SHARE.show(saved)}")),
+                                   f"{SHARE.show(saved)}" if cold.prefill_pass.value - prefill.value >= 0.01 * cold.prefill_pass.value
+                                   # the two prefills all but cancel below the digits shown: show their gap itself
+                                   else f"a warm prefill is only {MS.precise(cold.prefill_pass.value - prefill.value)} "
+                                        f"shorter, of a {cold.total.operand} request: {SHARE.show(saved)}")),
     )
 
 

@@ -243,3 +243,8 @@ def test_a_conversation_shorter_than_its_prompt_is_refused():
 def test_no_tie_is_said_in_words_not_as_zero():
     answer = CACHE_OPS.run({**CACHE_OPS.defaults, "block_size": "1"}, None, ["cacheops.swap.tie"], [], False)
     assert answer["refs"]["cacheops.swap.tie"][0].startswith("no link rate makes the swap cheaper")
+
+
+def test_a_model_its_card_cannot_hold_is_refused_by_name():
+    answer = CACHE_OPS.run({**CACHE_OPS.defaults, "model": "llama-3.1-70b"}, None, [], [], False)
+    assert "there is no KV cache to page, share or swap" in answer["errors"]["card"]

@@ -151,7 +151,12 @@ def test_valid_inputs_show_arithmetic_that_reproduces_every_figure(calculator, d
             values["low_freq_factor"], values["high_freq_factor"] = "1", "4"
     if calculator.name == "formats" and 0 < abs(float(values["number"])) < 1e-40:  # refused with a message; tested in test_precision
         values["number"] = "0"
-    if calculator.name == "cache_ops":  # lengths that fit one another; refusals have their own tests
+    if calculator.name == "cache_ops":  # lengths that fit one another, a model its card can hold; refusals have their own tests
+        from calc import kvcache
+        from calc.fields import CARD, MODEL
+        from calc.stack import REFERENCE
+        if not kvcache.ladder(CARD.apply(MODEL.apply(REFERENCE, values["model"]), values["card"])).weights_fit:
+            values["model"] = "llama-3.1-8b"
         limit, conversation = int(values["context_limit"]), int(values["conversation"])
         values["prompt"] = str(1 + int(values["prompt"]) % min(limit, conversation))
         values["prefix"] = str(int(values["prefix"]) % (int(values["prompt"]) + 1))
