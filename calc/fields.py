@@ -52,6 +52,7 @@ class NumberField:
     optional: bool = False
     places: int = 0
     hint: str = ""
+    signed_zero: bool = False  # keep −0 as typed (a float format stores its sign); elsewhere −0 is 0
 
     def default(self, stack: Stack) -> str:
         if self.optional:
@@ -86,7 +87,9 @@ class NumberField:
         if value < self.minimum or value > self.maximum:
             unit = f" {self.unit}" if self.unit else ""
             raise ValueError(f"{self.label} must be between {_number(self.minimum)} and {_number(self.maximum)}{unit}")
-        return int(value) if self.whole else value + 0.0  # + 0.0 turns −0 into 0
+        if self.whole:
+            return int(value)
+        return value if self.signed_zero else value + 0.0  # + 0.0 turns −0 into 0
 
     def _without_thousands_commas(self, text: str) -> str:
         """A comma is taken only as a thousands separator; a decimal comma is refused, never guessed."""
@@ -322,7 +325,8 @@ def _store_number(stack: Stack, value: float) -> Stack:
 
 
 NUMBER = NumberField("number", "A number", -1_000_000_000, 1_000_000_000, False, "", places=1,
-                     current=lambda s: s.number, apply=_store_number, hint="any real number, stored in every format")
+                     current=lambda s: s.number, apply=_store_number, hint="any real number, stored in every format",
+                     signed_zero=True)
 REACH = NumberField("context", "Context", 1, 10_000_000, True, "tokens",
                     current=lambda s: s.reach or s.model.max_position_embeddings,
                     apply=lambda s, v: replace(s, reach=v), hint="priced on the reference card")

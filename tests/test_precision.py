@@ -276,3 +276,9 @@ def test_the_bits_in_the_figure_follow_the_number(precision_page):
                            " return n && n.textContent === '10000'; }", timeout=20_000)
     assert page.text_content('figure.anim [data-ref="number.fp16.sign"]') == "1"
     FORMATS.set(page, **NUMBER_FORMATS.defaults)
+
+
+def test_minus_zero_keeps_its_sign_bit():
+    from calc.calculators import NUMBER_FORMATS
+    answer = NUMBER_FORMATS.run({"number": "-0"}, None, ["number.fp16.sign", "number.bf16.sign"], [], False)
+    assert answer["refs"]["number.fp16.sign"][0] == "1" and answer["refs"]["number.bf16.sign"][0] == "1"
