@@ -81,7 +81,7 @@ def timed_input(page, section: str) -> tuple[str, list[str], str]:
 
 
 def choose(page, field: str, value: str) -> None:
-    if field.endswith("]") and " select[" in field:
+    if " select[" in field:
         page.select_option(field, value)
     else:
         page.fill(field, value)

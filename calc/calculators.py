@@ -7,12 +7,13 @@ from dataclasses import replace
 from typing import Any, Mapping
 
 from . import kvcache, operations, timing
+from .anatomy import itemised
 from .calculator import Calculator
 from .facts import Facts, facts
 from .fields import (CUSTOM, ACTIVATIONS, ATTENTION_LIMIT, ATTENTION_SETTING, BANDWIDTH, BATCH, BLOCK_SIZE, CARD, CHARACTERS,
                      CONTEXT_LIMIT, CONVERSATION, HEAD_DIM, HELD, HIGH_FREQ, HIT_RATE, KV, LINK, LOW_FREQ, MFU, MODEL,
                      NUMBER, ORIGINAL, OUTPUT, PREFIX, PROMPT, REACH, ROPE_FACTOR, ROPE_THETA, ROPE_TYPE, SPREAD, TEXT_KIND,
-                     UTILISATION, WEIGHTS, NumberField)
+                     UTILISATION, WEIGHTS, NumberField, beyond_positions)
 from .roofline import cache_share_curves, chart_rows, decode_read
 from .stack import REFERENCE, Stack
 from .units import PERCENT, grouped
@@ -158,11 +159,8 @@ def prompt_fits(parsed: Mapping[str, Any]) -> dict[str, str]:
         return {}
     from .tokens import samples, tokens_for_characters
     count = tokens_for_characters(stack.text.characters, samples()[stack.text.kind])
-    longest = stack.model.max_position_embeddings
-    if longest and count.value > longest:
-        return {"characters": f"that is about {count} at this rate; {stack.model.name} reaches at most "
-                              f"{grouped(longest)} positions"}
-    return {}
+    beyond = beyond_positions(stack.model, int(count.value))
+    return {"characters": f"that is about {count} at this rate; {beyond}"} if beyond else {}
 
 
 TOKENS = Calculator(
@@ -173,11 +171,6 @@ TOKENS = Calculator(
     curves={"vocabulary-share": vocabulary_share},
 )
 
-
-
-def _itemised(model) -> str:
-    from .anatomy import itemised
-    return itemised(model)
 
 
 def anatomy_shares(namespace: Facts) -> dict:
@@ -192,7 +185,7 @@ ANATOMY = Calculator(
     fields=(MODEL, HELD),
     curves={"anatomy-shares": anatomy_shares},
     results="components/calculators/anatomy.html.j2",
-    model_check=_itemised,
+    model_check=itemised,
 )
 
 

@@ -178,11 +178,20 @@ TEXT_KIND = ChoiceField("kind", "Kind of text", {"english": "English prose", "fr
                         current=lambda s: s.text.kind, apply=lambda s, key: replace(s, text=replace(s.text, kind=key)))
 
 
+def beyond_positions(model: Model, tokens: int) -> str:
+    """"" if `tokens` fit the model's positions; otherwise the first half of a message saying so."""
+    longest = model.max_position_embeddings
+    return f"{model.name} reaches at most {grouped(longest)} positions" if longest and tokens > longest else ""
+
+
+def _within_positions(stack: Stack, tokens: int, what: str) -> None:
+    beyond = beyond_positions(stack.model, tokens)
+    if beyond:
+        raise ValueError(f"{beyond}; {what}")
+
+
 def _hold(stack: Stack, tokens: int) -> Stack:
-    longest = stack.model.max_position_embeddings
-    if longest and tokens > longest:
-        raise ValueError(f"{stack.model.name} reaches at most {grouped(longest)} positions; "
-                         f"a sequence cannot hold more tokens than that")
+    _within_positions(stack, tokens, "a sequence cannot hold more tokens than that")
     return replace(stack, workload=replace(stack.workload, held=tokens))
 
 
@@ -260,10 +269,7 @@ ATTENTION_SETTING = ChoiceField(
 # The attention calculator has no typical-conversation field: a limit below the stack's typical
 # conversation shortens that conversation too, so the paged figures stay within the limit.
 def _attention_limit(stack: Stack, tokens: int) -> Stack:
-    longest = stack.model.max_position_embeddings
-    if longest and tokens > longest:
-        raise ValueError(f"{stack.model.name} reaches at most {grouped(longest)} positions; "
-                         f"a context limit past that is one it cannot serve")
+    _within_positions(stack, tokens, "a context limit past that is one it cannot serve")
     return replace(stack, context_limit=tokens, typical_conversation=min(stack.typical_conversation, tokens))
 
 

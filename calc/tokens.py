@@ -3,7 +3,7 @@ vocabulary costs the model that reads and writes it."""
 from __future__ import annotations
 
 import codecs
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from functools import lru_cache
 
 from . import token_counts
@@ -217,8 +217,6 @@ def sample_figures(sample: Sample, english: Sample) -> dict[str, Result | None]:
 def section(stack) -> dict[str, object]:
     """Document 01's figures on a stack: the measured samples, the stack's prompt as text, and what
     the stack model's vocabulary costs."""
-    from dataclasses import replace
-
     from . import kvcache, timing
     from .models import CATALOGUE
     measured = samples()
@@ -267,7 +265,6 @@ SHARE_CURVE_VOCABS = (32_000, 50_257, 65_536, 100_277, 128_256, 152_064, 202_048
 def vocabulary_share_curves(model: Model) -> list[dict]:
     """The embedding and head's share of all parameters as the vocabulary grows, for this model's
     other shapes, untied and tied."""
-    from dataclasses import replace
     curves = []
     for tied, name in ((False, f"{model.name}, embedding and head separate"), (True, f"{model.name}, tied (one table)")):
         shares = [100 * vocabulary_cost(replace(model, vocab_size=v, tie_word_embeddings=tied)).share.value

@@ -19,6 +19,7 @@ from functools import lru_cache
 from pathlib import Path
 
 from . import vendor
+from .tokens import tokenizer_source
 
 ROOT = Path(__file__).resolve().parent.parent
 CALC = ROOT / "calc"
@@ -123,14 +124,9 @@ def without_comments_or_docstrings(source: str, name: str) -> str:
     return stripped
 
 
-def tokenizer() -> bytes:
-    from .tokens import tokenizer_source
-    return tokenizer_source()
-
-
 GENERATED = {
     "calc.json": calc_sources,
-    "llama3-tokenizer.js": tokenizer,
+    "llama3-tokenizer.js": tokenizer_source,
     "pyodide-lock.json": lock_file,
     "python_stdlib.zip": stdlib,
 }
