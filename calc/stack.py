@@ -100,6 +100,19 @@ class CacheOps:
 
 
 @dataclass(frozen=True)
+class Pricing:
+    """What a GPU costs to run, which documents 14 and 15 turn into dollars per million tokens.
+
+    `gpu_hour_usd`: one card rented on demand for an hour (an assumption, one round figure: H100
+    SXM on-demand rates listed by specialty clouds in 2026 ran about $2.50 to $3.50 an hour, by
+    the Mercatus GPU Index, https://www.mercatus-ai.com/blog/cloud-gpu-pricing, May 2026; use your
+    contract's rate).
+    """
+
+    gpu_hour_usd: float = 3.00
+
+
+@dataclass(frozen=True)
 class Stack:
     """A model on a card under an engine, with the traffic it must carry and what it promises."""
 
@@ -121,6 +134,7 @@ class Stack:
     reach: int | None = None  # the context document 08 prices; None: the model's max_position_embeddings
     number: float = 0.1  # the real number document 09 stores in every format
     cache: CacheOps = CacheOps()  # document 10's cache operations
+    price: Pricing = Pricing()  # documents 14 and 15: what an hour of one card costs
 
 
 REFERENCE = Stack(
