@@ -29,6 +29,7 @@ from runbook.compute import compute
 from runbook.dialect import make_markdown
 from runbook.errors import ContentError
 from runbook.inline import NotSelfContained, inline_assets
+from runbook.links import link_documents
 from runbook.pages import Page, read_page
 from runbook.tokens import StaleCounts, check as check_token_counts
 from runbook.vendor import VendorError
@@ -41,16 +42,15 @@ CSP = ("default-src 'none'; script-src 'unsafe-inline' blob: 'wasm-unsafe-eval';
 
 
 def read(content: Path, only: str | None) -> tuple[Catalogue, list[Page]]:
+    """Every written document: even a one-document build reads the others, to check links into them."""
     catalogue = read_catalogue(content)
-    entries = [e for e in catalogue.entries if e.written]
     if only is not None:
         entry = catalogue.entry(only)
         if entry is None:
             raise SystemExit(f"build.py: no document numbered '{only}' in content/runbook.toml")
         if not entry.written:
             raise SystemExit(f"build.py: document {only} has no content file yet (content/{entry.file})")
-        entries = [entry]
-    return catalogue, [read_page(entry, content) for entry in entries]
+    return catalogue, [read_page(entry, content) for entry in catalogue.entries if entry.written]
 
 
 def parse(page: Page, md) -> None:
@@ -122,9 +122,14 @@ def build(content: Path, out: Path, only: str | None = None, templates: Path = R
     namespace = facts()
     jinja = make_jinja(templates, namespace)
     pictures = {p.stem.removesuffix(".html") for p in (templates / "components" / "figures").glob("*.html.j2")}
-    outputs: dict[str, bytes] = {}
     for page in pages:
         parse(page, md)
+    by_number = {page.entry.number: page for page in pages}
+    outputs: dict[str, bytes] = {}
+    for page in pages:
+        if only is not None and page.entry.number != only:
+            continue
+        link_documents(page, by_number, catalogue)
         compute_page(page, namespace, pictures)
         render(page, catalogue, md, jinja)
         outputs[page.entry.output_name] = inline_assets(page.html, templates).encode("utf-8")

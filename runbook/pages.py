@@ -7,7 +7,7 @@ from pathlib import Path
 from typing import Any
 
 from .catalogue import Entry
-from .errors import ContentError, toml_error_line
+from .errors import ContentError, read_text, toml_error_line
 
 FENCE = "+++"
 REQUIRED = {"number": str, "kicker": str, "title": str, "lede": str}
@@ -36,7 +36,7 @@ class Page:
 
 def read_page(entry: Entry, content: Path) -> Page:
     path = content / entry.file
-    text = path.read_text(encoding="utf-8")
+    text = read_text(path)
     lines = text.split("\n")
     if not lines or lines[0].strip() != FENCE:
         raise ContentError(path, 1, f"a document starts with front matter between two '{FENCE}' lines")

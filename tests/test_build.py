@@ -210,3 +210,79 @@ def test_every_page_number_comes_from_calc(site):
     html = (site / DOC).read_text(encoding="utf-8")
     for shown in ("53.73 GiB", "128 KiB", "1.00 GiB", "14.96 GiB"):
         assert re.search(rf'data-ref="[^"]+"[^>]*>{re.escape(shown)}<', html), shown
+
+
+def _fault(content: Path, doc: Path) -> ContentError:
+    with pytest.raises(ContentError) as err:
+        build.build(content, content.parent / "site")
+    assert str(err.value).startswith(f"{doc}:")
+    return err.value
+
+
+def test_a_component_never_closed_stops_at_its_opening_line(content_copy):
+    doc = content_copy / "06-kv-cache.md"
+    source = doc.read_text()
+    doc.write_text(source + "\n::: card Left open\nEverything after this would vanish into the card.\n")
+    err = _fault(content_copy, doc)
+    assert err.line == len(source.splitlines()) + 2
+    assert "'::: card' is never closed" in err.message
+
+
+def test_an_outer_component_never_closed_is_named_not_its_inner_one(content_copy):
+    doc = content_copy / "06-kv-cache.md"
+    source = doc.read_text()
+    doc.write_text(source + "\n:::: cards 2\n::: card Closed\nText.\n:::\n")
+    err = _fault(content_copy, doc)
+    assert err.line == len(source.splitlines()) + 2
+    assert "':::: cards' is never closed" in err.message
+
+
+def test_a_file_that_is_not_utf8_names_its_line(content_copy):
+    doc = content_copy / "06-kv-cache.md"
+    lines = doc.read_bytes().split(b"\n")
+    lines[29] = lines[29] + " caf\u00e9".encode("latin-1")
+    doc.write_bytes(b"\n".join(lines))
+    err = _fault(content_copy, doc)
+    assert err.line == 30
+    assert "not UTF-8" in err.message and "0xe9" in err.message
+
+
+def _link(content: Path, target: str) -> Path:
+    return _break(content, "connect, whether they use it or not.",
+                  f"connect, whether they use it or not ([see]({target})).")
+
+
+@pytest.mark.parametrize("target, message", [
+    ("99", "links to document '99', which runbook.toml does not list"),
+    ("05#no-such-section", "links to '#no-such-section' in document 05, which has no such section"),
+    ("#nowhere", "links to '#nowhere' in document 06"),
+    ("kv-cache.html", "links to 'kv-cache.html', which is neither a document"),
+    ("../secrets.txt", "which is neither a document"),
+])
+def test_a_link_to_nothing_stops_the_build(content_copy, target, message):
+    doc = _link(content_copy, target)
+    err = _fault(content_copy, doc)
+    assert err.line == _line_of(doc, f"]({target})")
+    assert message in err.message
+
+
+def test_a_link_to_a_document_without_content_says_so(content_copy):
+    (content_copy / "09-precision.md").unlink()
+    doc = _link(content_copy, "09#the-grid")
+    assert "has no content yet (content/09-precision.md)" in _fault(content_copy, doc).message
+
+
+def test_links_between_documents_point_at_their_files(content_copy, tmp_path):
+    _link(content_copy, "05#deep")
+    _break(content_copy, "@ladder", "See [the ladder](#the-ladder) and [tokens](01-tokens.html).\n\n@ladder")
+    html = build.build(content_copy, tmp_path / "out", "06")["06-kv-cache.html"].decode()
+    assert '<a href="05-phases.html#deep">see</a>' in html
+    assert '<a href="#the-ladder">the ladder</a>' in html
+    assert '<a href="01-tokens.html">tokens</a>' in html
+
+
+def test_a_chart_in_a_live_region_must_follow_its_calculator(content_copy):
+    doc = _break(content_copy, "::: live capacity\n@chart cache-share", "::: live capacity\n@chart step-vs-batch")
+    err = _fault(content_copy, doc)
+    assert err.line == _line_of(doc, "@chart step-vs-batch")
+    assert "does not redraw it (it redraws: cache-share)" in err.message
