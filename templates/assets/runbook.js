@@ -3,9 +3,18 @@
   var FORMS = ["quick", "deep"];
 
   // Quick learn / Deep read: the form lives in the URL, so a link can open either.
+  // A link to a section that only one form has (06-kv-cache.html#the-ladder) opens that form.
   function currentForm() {
-    var hash = location.hash.replace("#", "");
-    return FORMS.indexOf(hash) >= 0 ? hash : null;
+    var hash = decodeURIComponent(location.hash.replace("#", ""));
+    if (FORMS.indexOf(hash) >= 0) return hash;
+    var target = hash && document.getElementById(hash);
+    var form = target && target.closest("[data-form]");
+    return form ? form.getAttribute("data-form") : null;
+  }
+
+  function sectionNamed() {
+    var hash = decodeURIComponent(location.hash.replace("#", ""));
+    return FORMS.indexOf(hash) < 0 && hash ? document.getElementById(hash) : null;
   }
 
   function showForm(form) {
@@ -31,7 +40,9 @@
     var form = currentForm();
     if (!form) return;
     showForm(form);
-    if (scroll) window.scrollTo(0, 0);
+    var section = sectionNamed();
+    if (section) section.scrollIntoView();
+    else if (scroll) window.scrollTo(0, 0);
   }
 
   // Animated figures step through their rows; reduced motion and print show the whole picture.
@@ -136,6 +147,7 @@
 
   document.addEventListener("DOMContentLoaded", function () {
     showForm(currentForm() || "quick");
+    if (sectionNamed()) sectionNamed().scrollIntoView();
     window.addEventListener("hashchange", function () { onHash(true); });
     if (!reduced) document.querySelectorAll("figure.anim").forEach(animate);
     // After the first paint: unpacking Plotly takes the page's thread for a few tens of ms.
