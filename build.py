@@ -28,14 +28,16 @@ from runbook.catalogue import Catalogue, read_catalogue
 from runbook.compute import compute
 from runbook.dialect import make_markdown
 from runbook.errors import ContentError
-from runbook.inline import NotSelfContained, inline_assets
-from runbook.links import link_documents
+from runbook.inline import NotSelfContained, check_self_contained, inline_assets
+from runbook.links import check_once_in_the_runbook, link_documents
 from runbook.pages import Page, read_page
+from runbook.pdf import PrintError, print_site
 from runbook.tokens import StaleCounts, check as check_token_counts
-from runbook.vendor import VendorError
+from runbook.vendor import VendorError, packed
 from runbook.write import write_site
 
 ROOT = Path(__file__).resolve().parent
+EDITION = "runbook.html"
 CSP = ("default-src 'none'; script-src 'unsafe-inline' blob: 'wasm-unsafe-eval'; worker-src blob:; "
        "style-src 'unsafe-inline'; img-src data: blob:; font-src data:; connect-src 'none'; base-uri 'none'; "
        "form-action 'none'")
@@ -81,30 +83,65 @@ def make_jinja(templates: Path, namespace: dict) -> Environment:
         return Markup(components.reference_html(ref, *figure(namespace, ref)))
 
     jinja.globals["fact"] = fact
+    jinja.filters["css_string"] = css_string
+    jinja.filters["size"] = file_size
     jinja.globals["fact_value"] = lambda path: resolve(namespace, path)
     return jinja
 
 
-def render(page: Page, catalogue: Catalogue, md, jinja: Environment) -> None:
-    env = {"jinja": jinja}
-    previous, following = catalogue.neighbours(page.entry.number)
+def file_size(size: int) -> str:
+    return f"{size / 2**20:.1f} MiB" if size >= 2**20 else f"{max(size // 1024, 1)} KiB"
+
+
+def css_string(text: str) -> Markup:
+    """Text as a CSS string, safe inside <style> (where HTML escapes are not decoded)."""
+    escaped = "".join(f"\\{ord(c):x} " if c in '"\\<>&\n' else c for c in text)
+    return Markup(f'"{escaped}"')
+
+
+def render_parts(page: Page, md, env: dict) -> dict:
+    """A document's header and body as HTML; `env` says where it lands (its own file, or the edition)."""
     inline = {key: Markup(md.renderer.render(tokens, md.options, env)) for key, tokens in page.meta_tokens.items()}
     tiles = [{"value": inline[f"tiles.{i}.value"], "label": inline[f"tiles.{i}.label"]}
              for i in range(len(page.meta.get("tiles", [])))]
+    return {"entry": page.entry, "kicker": inline["kicker"], "title": inline["title"],
+            "title_em": inline.get("title_em"), "lede": inline["lede"], "quote": inline.get("quote"), "tiles": tiles,
+            "body": Markup(md.renderer.render(page.tokens, md.options, env))}
+
+
+def _uses(pages: list[Page], directive: str) -> bool:
+    return any(t.type == "directive" and t.info == directive for page in pages for t in page.tokens)
+
+
+def render(page: Page, catalogue: Catalogue, md, jinja: Environment) -> None:
+    previous, following = catalogue.neighbours(page.entry.number)
     charts = {chart["id"]: {"data": chart["data"], "layout": chart["layout"]} for chart in page.charts}
     page.html = jinja.get_template("document.html.j2").render(
-        catalogue=catalogue, entry=page.entry, previous=previous, next=following, csp=CSP,
-        kicker=inline["kicker"], title=inline["title"], title_em=inline.get("title_em"),
-        lede=inline["lede"], quote=inline.get("quote"), tiles=tiles,
-        body=Markup(md.renderer.render(page.tokens, md.options, env)),
+        catalogue=catalogue, previous=previous, next=following, csp=CSP,
+        **render_parts(page, md, {"jinja": jinja}),
         charts=bool(charts), charts_json=Markup(_script_json(charts)),
-        calculator=any(t.type == "directive" and t.info == "calculator" for t in page.tokens),
-        tokenizer=any(t.type == "directive" and t.info == "tokenizer" for t in page.tokens),
+        calculator=_uses([page], "calculator"), tokenizer=_uses([page], "tokenizer"),
     )
 
 
-def render_index(catalogue: Catalogue, jinja: Environment) -> str:
-    return jinja.get_template("index.html.j2").render(catalogue=catalogue, csp=CSP)
+def render_edition(pages: list[Page], catalogue: Catalogue, md, jinja: Environment) -> str:
+    """Every document in reading order in one file, on one copy of the runtime: the file a reader keeps."""
+    articles = [render_parts(page, md, {"jinja": jinja, "edition": page.entry.number, "catalogue": catalogue})
+                for page in pages]
+    charts = {chart["id"]: {"data": chart["data"], "layout": chart["layout"]} for page in pages for chart in page.charts}
+    documents = jinja.get_template("edition-documents.html.j2").render(articles=articles)
+    check_self_contained(documents)
+    return jinja.get_template("edition.html.j2").render(
+        catalogue=catalogue, csp=CSP, articles=articles, edition=True,
+        documents_packed=packed(documents.encode("utf-8"), "edition-documents.html"),
+        charts=bool(charts), charts_json=Markup(_script_json(charts)),
+        calculator=_uses(pages, "calculator"), tokenizer=_uses(pages, "tokenizer"),
+    )
+
+
+def render_index(catalogue: Catalogue, jinja: Environment, files: dict[str, int]) -> str:
+    """The contents page; `files` are the site's files and their sizes, to offer the downloads."""
+    return jinja.get_template("index.html.j2").render(catalogue=catalogue, csp=CSP, files=files, edition_name=EDITION)
 
 
 def _script_json(data: object) -> str:
@@ -125,6 +162,7 @@ def build(content: Path, out: Path, only: str | None = None, templates: Path = R
     for page in pages:
         parse(page, md)
     by_number = {page.entry.number: page for page in pages}
+    check_once_in_the_runbook(pages)
     outputs: dict[str, bytes] = {}
     for page in pages:
         if only is not None and page.entry.number != only:
@@ -134,7 +172,10 @@ def build(content: Path, out: Path, only: str | None = None, templates: Path = R
         render(page, catalogue, md, jinja)
         outputs[page.entry.output_name] = inline_assets(page.html, templates).encode("utf-8")
     if only is None:
-        outputs["index.html"] = inline_assets(render_index(catalogue, jinja), templates).encode("utf-8")
+        edition = inline_assets(render_edition(pages, catalogue, md, jinja), templates)
+        outputs[EDITION] = edition.encode("utf-8")
+        files = {name: len(data) for name, data in outputs.items()}
+        outputs["index.html"] = inline_assets(render_index(catalogue, jinja, files), templates).encode("utf-8")
     write_site(outputs, out, replace_all=only is None)
     return outputs
 
@@ -145,6 +186,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--out", type=Path, default=ROOT / "site", help="output folder (default: site/)")
     parser.add_argument("--content", type=Path, default=ROOT / "content", help="content folder (default: content/)")
     parser.add_argument("--facts", action="store_true", help="list every name content can refer to, and stop")
+    parser.add_argument("--pdf", action="store_true",
+                        help="also print the edition (deep read) and each document (quick learn) to PDF with Chromium")
     args = parser.parse_args(argv)
     if args.facts:
         for path, value in leaves(facts()):
@@ -164,6 +207,30 @@ def main(argv: list[str] | None = None) -> int:
     for name, data in sorted(outputs.items()):
         print(f"wrote {_relative(args.out / name)}  {len(data):,} bytes")
     print(f"built {len(outputs)} file(s) in {time.perf_counter() - started:.2f} s")
+    if args.pdf:
+        return print_pdfs(args)
+    return 0
+
+
+def print_pdfs(args: argparse.Namespace) -> int:
+    """The PDFs, then the contents page again, now listing them."""
+    if args.doc:
+        print("build.py: --pdf prints the whole runbook; leave out --doc", file=sys.stderr)
+        return 2
+    started = time.perf_counter()
+    catalogue = read_catalogue(args.content)
+    try:
+        pdfs = print_site(args.out, catalogue, EDITION)
+    except PrintError as err:
+        print(f"build.py: {err}", file=sys.stderr)
+        return 1
+    for name, size in sorted(pdfs.items()):
+        print(f"wrote {_relative(args.out / name)}  {size:,} bytes")
+    files = {p.name: p.stat().st_size for p in args.out.iterdir() if p.suffix in (".html", ".pdf")}
+    jinja = make_jinja(ROOT / "templates", facts())
+    index = inline_assets(render_index(catalogue, jinja, files), ROOT / "templates").encode("utf-8")
+    write_site({"index.html": index}, args.out, replace_all=False)
+    print(f"printed {len(pdfs)} PDF(s) in {time.perf_counter() - started:.1f} s")
     return 0
 
 

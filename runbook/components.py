@@ -14,7 +14,7 @@ from calc.present import resolve
 from calc.roofline import DecodeRead
 from calc.units import Result
 
-from . import charts, tokens
+from . import charts, links, tokens
 
 
 def _paths(args: str) -> list[str]:
@@ -112,6 +112,8 @@ def install(md: MarkdownIt) -> None:
     md.add_render_rule("container_component_open", render_container)
     md.add_render_rule("container_component_close", render_container)
     md.add_render_rule("heading_close", render_heading_close)
+    md.add_render_rule("heading_open", render_heading_open)
+    md.add_render_rule("link_open", render_link_open)
 
 
 def reference_html(ref: str, text: str, title: str) -> str:
@@ -148,6 +150,25 @@ def render_container(self, tokens: Sequence[Token], idx: int, options, env) -> s
     opener, closer = CONTAINER_HTML[name]
     stack.append(closer)
     return opener(title, tag, token) + "\n"
+
+
+def render_heading_open(self, tokens: Sequence[Token], idx: int, options, env) -> str:
+    """In the edition a section's id carries its document's number, so ids stay unique in one file."""
+    token = tokens[idx]
+    if "edition" not in env or not token.attrGet("id"):
+        return self.renderToken(tokens, idx, options, env)
+    copy = token.copy()
+    copy.attrSet("id", links.edition_anchor(env["edition"], str(token.attrGet("id"))))
+    return self.renderToken([copy], 0, options, env)
+
+
+def render_link_open(self, tokens: Sequence[Token], idx: int, options, env) -> str:
+    token = tokens[idx]
+    if "edition" not in env:
+        return self.renderToken(tokens, idx, options, env)
+    copy = token.copy()
+    copy.attrSet("href", links.edition_href(str(token.attrGet("href")), env["edition"], env["catalogue"]))
+    return self.renderToken([copy], 0, options, env)
 
 
 def render_heading_close(self, tokens: Sequence[Token], idx: int, options, env) -> str:

@@ -4,6 +4,9 @@ Content names another document by its number, `[the ladder](06#the-ladder)`, or 
 own page by `#anchor`; the build turns the number into the document's file and stops on a link to a
 document that does not exist or has no content yet, or to an anchor its target does not have.
 Web addresses pass as they are.
+
+In the edition (every document in one file) each document's sections are prefixed with its number,
+`d06-the-ladder`, and links between documents become links inside the file.
 """
 from __future__ import annotations
 
@@ -72,3 +75,34 @@ def _target(page: Page, href: str, line: int, catalogue: Catalogue) -> tuple[str
             return entry.number, found.group(2)
     raise ContentError(page.path, line, f"links to '{href}', which is neither a document of the runbook "
                                         "(write '06' or '06#the-ladder') nor a web address")
+
+
+def edition_anchor(number: str, anchor: str) -> str:
+    return f"d{number}-{anchor}" if anchor else f"d{number}"
+
+
+def edition_href(href: str, number: str, catalogue: Catalogue) -> str:
+    """A checked link as it reads inside the edition: every document is a section of one file."""
+    if WEB.match(href):
+        return href
+    if href.startswith("#"):
+        return "#" + edition_anchor(number, href[1:])
+    name, _, anchor = href.partition("#")
+    entry = next(e for e in catalogue.entries if e.output_name == name)
+    return "#" + edition_anchor(entry.number, anchor)
+
+
+def check_once_in_the_runbook(pages: list[Page]) -> None:
+    """A calculator or chart appears on one page only: the edition carries every page in one file,
+    where two copies would share ids and fight over one another's inputs."""
+    seen: dict[tuple[str, str], Page] = {}
+    for page in pages:
+        for token in page.tokens:
+            if token.type == "directive" and token.info in ("calculator", "chart", "tokenizer"):
+                key = (token.info, token.content.partition("|")[0].strip())
+                first = seen.setdefault(key, page)
+                if first is not page:
+                    raise ContentError(page.path, page.line(token.map[0]),
+                                       f"@{' '.join(key).strip()} is already in document {first.entry.number}; each "
+                                       "calculator, chart and tokenizer appears once in the runbook (the edition "
+                                       "holds every document in one file): link to it there instead")

@@ -4,7 +4,7 @@
 // build time; afterwards every figure that follows a calculator (inside [data-live~=NAME]) is
 // replaced by what calc.calculators answers for that calculator's inputs. Nothing here knows what
 // any calculator computes: the declarations in calc/calculators.py do.
-(function () {
+runbookDocuments(function () {
   const sections = Array.from(document.querySelectorAll("[data-calculator]"));
   if (!sections.length) return;
 
@@ -296,4 +296,4 @@
     recompute: (name) => (calculators.find((c) => c.name === name) || first).recompute(),
     loadedStdlib: () => runtime.ask({ type: "loaded-stdlib" }).then((reply) => reply.files),
   };
-})();
+});

@@ -3,18 +3,33 @@
   var FORMS = ["quick", "deep"];
 
   // Quick learn / Deep read: the form lives in the URL, so a link can open either.
-  // A link to a section that only one form has (06-kv-cache.html#the-ladder) opens that form.
-  function currentForm() {
+  // A link to a section that only one form has (06-kv-cache.html#the-ladder) opens that form; in
+  // the edition, #d06-deep opens document 06 in its deep read.
+  function named() {
     var hash = decodeURIComponent(location.hash.replace("#", ""));
-    if (FORMS.indexOf(hash) >= 0) return hash;
-    var target = hash && document.getElementById(hash);
+    var inEdition = /^(d\d\d)-(quick|deep)$/.exec(hash);
+    if (inEdition) return { form: inEdition[2], id: inEdition[1] };
+    if (FORMS.indexOf(hash) >= 0) return { form: hash, id: null };
+    return { form: null, id: hash || null };
+  }
+
+  function currentForm() {
+    var wanted = named();
+    if (wanted.form) return wanted.form;
+    var target = wanted.id && document.getElementById(wanted.id);
     var form = target && target.closest("[data-form]");
     return form ? form.getAttribute("data-form") : null;
   }
 
   function sectionNamed() {
-    var hash = decodeURIComponent(location.hash.replace("#", ""));
-    return FORMS.indexOf(hash) < 0 && hash ? document.getElementById(hash) : null;
+    var id = named().id;
+    return id ? document.getElementById(id) : null;
+  }
+
+  // The document being read: in the edition, switching form keeps the reader in it.
+  function documentInView() {
+    var articles = Array.from(document.querySelectorAll("article.document"));
+    return articles.filter(function (a) { return a.getBoundingClientRect().top <= 80; }).pop() || null;
   }
 
   function showForm(form) {
@@ -39,8 +54,9 @@
   function onHash(scroll) {
     var form = currentForm();
     if (!form) return;
+    var reading = documentInView();
     showForm(form);
-    var section = sectionNamed();
+    var section = sectionNamed() || reading;
     if (section) section.scrollIntoView();
     else if (scroll) window.scrollTo(0, 0);
   }
@@ -145,7 +161,7 @@
 
   window.runbook = { redraw: redraw };
 
-  document.addEventListener("DOMContentLoaded", function () {
+  runbookDocuments(function () {
     showForm(currentForm() || "quick");
     if (sectionNamed()) sectionNamed().scrollIntoView();
     window.addEventListener("hashchange", function () { onHash(true); });
