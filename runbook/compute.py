@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from typing import Any, Iterator, Mapping
+from typing import Any, Mapping
 
 from markdown_it.token import Token
 
@@ -34,7 +34,7 @@ def compute(page: Page, namespace: Mapping[str, Any], pictures: set[str]) -> Non
     """Resolve references and component arguments in place; raise ContentError on the first fault."""
     derived = derived_numbers(namespace)
     names = _name_pattern()
-    for children, line in inline_runs(page):
+    for children, line in page.inline_runs():
         for token in children:
             if token.type in ("softbreak", "hardbreak"):
                 line += 1
@@ -115,19 +115,6 @@ def _check_figure(page: Page, token: Token, line: int, pictures: set[str]) -> No
                                             f"(known: {', '.join(sorted(pictures)) or 'none'})")
     if not token.meta.get("steps"):
         raise ContentError(page.path, line, "a figure needs its steps as a numbered list inside it")
-
-
-def inline_runs(page: Page) -> Iterator[tuple[list[Token], int]]:
-    """Every run of inline tokens in the page, with the file line it starts on."""
-    for key, tokens in page.meta_tokens.items():
-        yield tokens, page.meta_lines.get(key, 1)
-    for token in page.tokens:
-        line = page.line(token.map[0]) if token.map else 1
-        if token.type == "inline":
-            yield token.children or [], line
-        for key in ("title_tokens", "tag_tokens", "subtitle_tokens"):
-            if isinstance(token.meta, dict) and token.meta.get(key):
-                yield token.meta[key], line
 
 
 def _resolve_reference(page: Page, token: Token, line: int, namespace: Mapping[str, Any]) -> None:

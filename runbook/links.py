@@ -31,14 +31,12 @@ def anchors(page: Page) -> set[str]:
 
 
 def links(page: Page) -> Iterator[tuple[Token, int]]:
-    for token in page.tokens:
-        if token.type == "inline":
-            line = page.line(token.map[0]) if token.map else 1
-            for child in token.children or []:
-                if child.type in ("softbreak", "hardbreak"):
-                    line += 1
-                elif child.type == "link_open":
-                    yield child, line
+    for children, line in page.inline_runs():
+        for child in children:
+            if child.type in ("softbreak", "hardbreak"):
+                line += 1
+            elif child.type == "link_open":
+                yield child, line
 
 
 def link_documents(page: Page, pages: dict[str, Page], catalogue: Catalogue) -> None:

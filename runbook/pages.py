@@ -4,7 +4,7 @@ from __future__ import annotations
 import tomllib
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Iterator
 
 from .catalogue import Entry
 from .errors import ContentError, read_text, toml_error_line
@@ -32,6 +32,19 @@ class Page:
     def line(self, body_line: int) -> int:
         """A line of the body (0-based, as markdown-it counts) as a line of the file."""
         return self.body_offset + body_line + 1
+
+    def inline_runs(self) -> Iterator[tuple[list, int]]:
+        """Every run of inline tokens in the page (front matter, titles and tags included), with the
+        file line it starts on."""
+        for key, tokens in self.meta_tokens.items():
+            yield tokens, self.meta_lines.get(key, 1)
+        for token in self.tokens:
+            line = self.line(token.map[0]) if token.map else 1
+            if token.type == "inline":
+                yield token.children or [], line
+            for key in ("title_tokens", "tag_tokens", "subtitle_tokens"):
+                if isinstance(token.meta, dict) and token.meta.get(key):
+                    yield token.meta[key], line
 
 
 def read_page(entry: Entry, content: Path) -> Page:

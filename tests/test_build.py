@@ -43,10 +43,10 @@ WRITTEN = sorted(e.output_name for e in read_catalogue(ROOT / "content").entries
 
 def test_writes_every_written_document_and_the_contents(site):
     assert {DOC, "02-anatomy.html", "05-phases.html", "03-journey.html", "04-hardware.html", "09-precision.html"} <= set(WRITTEN)
-    assert sorted(p.name for p in site.iterdir()) == sorted(WRITTEN + ["index.html"])
+    assert sorted(p.name for p in site.iterdir()) == sorted(WRITTEN + ["index.html", build.EDITION])
 
 
-@pytest.mark.parametrize("name", WRITTEN + ["index.html"])
+@pytest.mark.parametrize("name", WRITTEN + ["index.html", build.EDITION])
 def test_pages_are_self_contained(site, name):
     html = (site / name).read_text(encoding="utf-8")
     parser = Attributes()
@@ -268,8 +268,9 @@ def test_a_link_to_nothing_stops_the_build(content_copy, target, message):
 
 def test_a_link_to_a_document_without_content_says_so(content_copy):
     (content_copy / "09-precision.md").unlink()
-    doc = _link(content_copy, "09#the-grid")
-    assert "has no content yet (content/09-precision.md)" in _fault(content_copy, doc).message
+    _link(content_copy, "09#the-grid")
+    with pytest.raises(ContentError, match=r"links to document 09 \(Precision\), which has no content yet"):
+        build.build(content_copy, content_copy.parent / "site")
 
 
 def test_links_between_documents_point_at_their_files(content_copy, tmp_path):
@@ -281,7 +282,16 @@ def test_links_between_documents_point_at_their_files(content_copy, tmp_path):
     assert '<a href="01-tokens.html">tokens</a>' in html
 
 
+def test_a_chart_appears_once_in_the_runbook(content_copy):
+    doc = _break(content_copy, "::: live capacity\n@chart cache-share", "::: live capacity\n@chart step-vs-batch")
+    err = _fault(content_copy, doc)
+    assert err.line == _line_of(doc, "@chart step-vs-batch")
+    assert "@chart step-vs-batch is already in document 05" in err.message
+
+
 def test_a_chart_in_a_live_region_must_follow_its_calculator(content_copy):
+    phases = content_copy / "05-phases.md"
+    phases.write_text("\n".join(line for line in phases.read_text().split("\n") if not line.startswith("@chart step-vs-batch")))
     doc = _break(content_copy, "::: live capacity\n@chart cache-share", "::: live capacity\n@chart step-vs-batch")
     err = _fault(content_copy, doc)
     assert err.line == _line_of(doc, "@chart step-vs-batch")

@@ -29,7 +29,9 @@
   // The document being read: in the edition, switching form keeps the reader in it.
   function documentInView() {
     var articles = Array.from(document.querySelectorAll("article.document"));
-    return articles.filter(function (a) { return a.getBoundingClientRect().top <= 80; }).pop() || null;
+    var bar = document.querySelector(".topbar");
+    var edge = (bar ? bar.getBoundingClientRect().bottom : 0) + 120;
+    return articles.filter(function (a) { return a.getBoundingClientRect().top <= edge; }).pop() || null;
   }
 
   function showForm(form) {
@@ -51,10 +53,17 @@
     redrawPending();
   }
 
+  // Following a form link can scroll the page before hashchange fires: note where the reader was.
+  var readingWhenClicked = null;
+  document.addEventListener("click", function (event) {
+    if (event.target.closest && event.target.closest("[data-form-link]")) readingWhenClicked = documentInView();
+  }, true);
+
   function onHash(scroll) {
     var form = currentForm();
     if (!form) return;
-    var reading = documentInView();
+    var reading = readingWhenClicked || documentInView();
+    readingWhenClicked = null;
     showForm(form);
     var section = sectionNamed() || reading;
     if (section) section.scrollIntoView();
