@@ -32,6 +32,7 @@ from runbook.inline import NotSelfContained, check_self_contained, inline_assets
 from runbook.links import check_once_in_the_runbook, link_documents
 from runbook.pages import Page, read_page
 from runbook.pdf import PrintError, print_site
+from runbook.register import Namespace, counts, gathered, register_page
 from runbook.tokens import StaleCounts, check as check_token_counts
 from runbook.vendor import VendorError, packed
 from runbook.write import write_site
@@ -109,6 +110,12 @@ def render_parts(page: Page, md, env: dict) -> dict:
             "body": Markup(md.renderer.render(page.tokens, md.options, env))}
 
 
+def fill_register(page: Page, found: list) -> None:
+    for token in page.tokens:
+        if token.type == "directive" and token.info == "register":
+            token.meta["values"] = found
+
+
 def _uses(pages: list[Page], directive: str) -> bool:
     return any(t.type == "directive" and t.info == directive for page in pages for t in page.tokens)
 
@@ -118,7 +125,7 @@ def render(page: Page, catalogue: Catalogue, md, jinja: Environment) -> None:
     charts = {chart["id"]: {"data": chart["data"], "layout": chart["layout"]} for chart in page.charts}
     page.html = jinja.get_template("document.html.j2").render(
         catalogue=catalogue, previous=previous, next=following, csp=CSP,
-        **render_parts(page, md, {"jinja": jinja}),
+        **render_parts(page, md, {"jinja": jinja, "catalogue": catalogue}),
         charts=bool(charts), charts_json=Markup(_script_json(charts)),
         calculator=_uses([page], "calculator"), tokenizer=_uses([page], "tokenizer"),
     )
@@ -156,19 +163,22 @@ def build(content: Path, out: Path, only: str | None = None, templates: Path = R
         check_token_counts(content / "samples")
     md = make_markdown()
     components.install(md)
-    namespace = facts()
-    jinja = make_jinja(templates, namespace)
     pictures = {p.stem.removesuffix(".html") for p in (templates / "components" / "figures").glob("*.html.j2")}
     for page in pages:
         parse(page, md)
-    by_number = {page.entry.number: page for page in pages}
     check_once_in_the_runbook(pages)
-    outputs: dict[str, bytes] = {}
-    for page in pages:
-        if only is not None and page.entry.number != only:
-            continue
+    holder = register_page(pages)
+    namespace = Namespace(counts(pages, holder))
+    jinja = make_jinja(templates, namespace)
+    chosen = [page for page in pages if only is None or page.entry.number == only]
+    by_number = {page.entry.number: page for page in pages}
+    for page in pages if holder in chosen else chosen:  # the register draws every document's corrections
         link_documents(page, by_number, catalogue)
         compute_page(page, namespace, pictures)
+    if holder in chosen:
+        fill_register(holder, gathered(pages, holder))
+    outputs: dict[str, bytes] = {}
+    for page in chosen:
         render(page, catalogue, md, jinja)
         outputs[page.entry.output_name] = inline_assets(page.html, templates).encode("utf-8")
     if only is None:

@@ -296,3 +296,41 @@ def test_a_chart_in_a_live_region_must_follow_its_calculator(content_copy):
     err = _fault(content_copy, doc)
     assert err.line == _line_of(doc, "@chart step-vs-batch")
     assert "does not redraw it (it redraws: cache-share)" in err.message
+
+
+START = """+++
+number = "00"
+kicker = "Start"
+title = "Start"
+lede = "{{ runbook.documents }} documents, {{ runbook.formulas }} formula, {{ runbook.corrections }} corrections."
++++
+
+@formula kv.formula | the one to know
+
+## The corrections register | gathered from every document
+
+@register
+"""
+
+
+def test_the_register_is_every_documents_corrections_gathered(content_copy, tmp_path):
+    (content_copy / "00-start.md").write_text(START)
+    outputs = build.build(content_copy, tmp_path / "site")
+    written = sorted(content_copy.glob("[0-9][0-9]-*.md"))
+    claims = [(path.name[:2], line.split("correction", 1)[1].strip()) for path in written if path.name != "00-start.md"
+              for line in path.read_text().splitlines() if re.match(r":::\s+correction\s", line)]
+    start = outputs["00-start.html"].decode()
+    entries = re.findall(r'<p class="register-source"><a href="(\d\d)-[a-z-]+\.html#([a-z0-9-]+)">Document (\d\d) · [^<]+'
+                         r'</a></p>\s*<article class="card correction"><p class="eyebrow">Was</p><h4>(.*?)</h4>', start)
+    assert len(entries) == len(claims) > 30
+    for (number, claim), (linked, section, named, title) in zip(claims, entries):
+        assert linked == named == number
+        assert f'id="{section}"' in outputs[next(n for n in outputs if n.startswith(number + "-"))].decode()
+    assert f"{len(written)} documents, 1 formula, {len(claims)} corrections." in re.sub(r"<[^>]+>", "", start)
+
+
+def test_the_register_draws_each_correction_with_links_into_its_own_document(content_copy, tmp_path):
+    (content_copy / "00-start.md").write_text(START)
+    _break(content_copy, "::: correction ", "::: correction See [below](#the-ladder): ")
+    start = build.build(content_copy, tmp_path / "site", "00")["00-start.html"].decode()
+    assert '<a href="06-kv-cache.html#the-ladder">below</a>' in start
