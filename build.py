@@ -6,6 +6,8 @@
     python build.py --out DIR    somewhere other than site/
     python build.py --content D  from another content folder (a draft, a test case)
     python build.py --facts      every name content can refer to, with its value
+    python build.py --serve      build, serve on localhost, rebuild and reload on every change
+    python build.py --pdf        also print the edition and each quick learn to PDF (Chromium)
 
 A fault in content stops the build with `file:line: what is wrong` and leaves site/ as it was.
 """
@@ -33,6 +35,7 @@ from runbook.links import check_once_in_the_runbook, link_documents
 from runbook.pages import Page, read_page
 from runbook.pdf import PrintError, print_site
 from runbook.register import Namespace, counts, gathered, register_page
+from runbook.serve import serve
 from runbook.tokens import StaleCounts, check as check_token_counts
 from runbook.vendor import VendorError, packed
 from runbook.write import write_site
@@ -196,12 +199,20 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--out", type=Path, default=ROOT / "site", help="output folder (default: site/)")
     parser.add_argument("--content", type=Path, default=ROOT / "content", help="content folder (default: content/)")
     parser.add_argument("--facts", action="store_true", help="list every name content can refer to, and stop")
+    parser.add_argument("--serve", action="store_true",
+                        help="build, serve the site on localhost, rebuild on every change to content/, calc/ or "
+                             "templates/, and reload the open page")
+    parser.add_argument("--port", type=int, default=8000, help="the port --serve listens on (0: any free port)")
     parser.add_argument("--pdf", action="store_true",
                         help="also print the edition (deep read) and each document (quick learn) to PDF with Chromium")
     args = parser.parse_args(argv)
     if args.facts:
         for path, value in leaves(facts()):
             print(f"{{{{ {path} }}}}  =  {show(value)}" + (f"    [{value.worked}]" if isinstance(value, Result) else ""))
+        return 0
+    if args.serve:
+        command = [sys.executable, str(Path(__file__).resolve()), "--out", str(args.out), "--content", str(args.content)]
+        serve(command, args.out, [args.content, ROOT / "calc", ROOT / "templates"], args.port)
         return 0
     started = time.perf_counter()
     try:
