@@ -16,6 +16,7 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+import tempfile
 import time
 from pathlib import Path
 
@@ -35,6 +36,7 @@ from runbook.links import check_once_in_the_runbook, link_documents
 from runbook.pages import Page, read_page
 from runbook.pdf import PrintError, print_site
 from runbook.register import Namespace, counts, gathered, register_page
+from runbook.search import search_index
 from runbook.serve import serve
 from runbook.tokens import StaleCounts, check as check_token_counts
 from runbook.vendor import VendorError, packed
@@ -159,8 +161,10 @@ def _script_json(data: object) -> str:
     return json.dumps(data, sort_keys=True, separators=(",", ":"), ensure_ascii=False).replace("</", "<\\/")
 
 
-def build(content: Path, out: Path, only: str | None = None, templates: Path = ROOT / "templates") -> dict[str, bytes]:
-    """Run every stage; return what was written, by file name."""
+def build(content: Path, out: Path, only: str | None = None, templates: Path = ROOT / "templates",
+          attachments: dict[str, bytes] | None = None) -> dict[str, bytes]:
+    """Run every stage; return what was written, by file name. `attachments` (the PDFs) are written
+    with the site and offered on its contents page."""
     catalogue, pages = read(content, only)
     if (content / "samples").is_dir():
         check_token_counts(content / "samples")
@@ -173,6 +177,7 @@ def build(content: Path, out: Path, only: str | None = None, templates: Path = R
     holder = register_page(pages)
     namespace = Namespace(counts(pages, holder))
     jinja = make_jinja(templates, namespace)
+    jinja.globals["search_json"] = Markup(search_index(pages, catalogue))
     chosen = [page for page in pages if only is None or page.entry.number == only]
     by_number = {page.entry.number: page for page in pages}
     for page in pages if holder in chosen else chosen:  # the register draws every document's corrections
@@ -187,6 +192,7 @@ def build(content: Path, out: Path, only: str | None = None, templates: Path = R
     if only is None:
         edition = inline_assets(render_edition(pages, catalogue, md, jinja), templates)
         outputs[EDITION] = edition.encode("utf-8")
+        outputs.update(attachments or {})
         files = {name: len(data) for name, data in outputs.items()}
         outputs["index.html"] = inline_assets(render_index(catalogue, jinja, files), templates).encode("utf-8")
     write_site(outputs, out, replace_all=only is None)
@@ -214,45 +220,33 @@ def main(argv: list[str] | None = None) -> int:
         command = [sys.executable, str(Path(__file__).resolve()), "--out", str(args.out), "--content", str(args.content)]
         serve(command, args.out, [args.content, ROOT / "calc", ROOT / "templates"], args.port)
         return 0
+    if args.pdf and args.doc:
+        parser.error("--pdf prints the whole runbook; leave out --doc")
     started = time.perf_counter()
     try:
-        outputs = build(args.content, args.out, args.doc)
+        outputs = build_with_pdfs(args.content, args.out) if args.pdf else build(args.content, args.out, args.doc)
     except ContentError as err:
         print(f"{_relative(err.path)}:{err.line}: {err.message}", file=sys.stderr)
         print("build stopped; the previous site is untouched", file=sys.stderr)
         return 1
-    except (VendorError, NotSelfContained, StaleCounts) as err:
+    except (VendorError, NotSelfContained, StaleCounts, PrintError) as err:
         print(f"build.py: {err}", file=sys.stderr)
         print("build stopped; the previous site is untouched", file=sys.stderr)
         return 1
     for name, data in sorted(outputs.items()):
         print(f"wrote {_relative(args.out / name)}  {len(data):,} bytes")
     print(f"built {len(outputs)} file(s) in {time.perf_counter() - started:.2f} s")
-    if args.pdf:
-        return print_pdfs(args)
     return 0
 
 
-def print_pdfs(args: argparse.Namespace) -> int:
-    """The PDFs, then the contents page again, now listing them."""
-    if args.doc:
-        print("build.py: --pdf prints the whole runbook; leave out --doc", file=sys.stderr)
-        return 2
-    started = time.perf_counter()
-    catalogue = read_catalogue(args.content)
-    try:
-        pdfs = print_site(args.out, catalogue, EDITION)
-    except PrintError as err:
-        print(f"build.py: {err}", file=sys.stderr)
-        return 1
-    for name, size in sorted(pdfs.items()):
-        print(f"wrote {_relative(args.out / name)}  {size:,} bytes")
-    files = {p.name: p.stat().st_size for p in args.out.iterdir() if p.suffix in (".html", ".pdf")}
-    jinja = make_jinja(ROOT / "templates", facts())
-    index = inline_assets(render_index(catalogue, jinja, files), ROOT / "templates").encode("utf-8")
-    write_site({"index.html": index}, args.out, replace_all=False)
-    print(f"printed {len(pdfs)} PDF(s) in {time.perf_counter() - started:.1f} s")
-    return 0
+def build_with_pdfs(content: Path, out: Path) -> dict[str, bytes]:
+    """Print a draft build to PDF with Chromium, then write the site with the PDFs in it, all at
+    once, as every build is written, its contents page listing them."""
+    with tempfile.TemporaryDirectory() as tmp:
+        draft = Path(tmp) / "site"
+        build(content, draft)
+        pdfs = print_site(draft, read_catalogue(content), EDITION)
+    return build(content, out, attachments=pdfs)
 
 
 def _relative(path: Path) -> str:
