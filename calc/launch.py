@@ -557,17 +557,19 @@ def other_engines(stack: Stack, one: Shard) -> dict[str, Result]:
     sglang = base.pool.value - one.weights.value
     free = base.capacity.value - one.weights.value - base.activations.value
     trt = TRT_FREE_FRACTION * free
+    # Shown in tokens: the budget itself is in the arithmetic of the token count.
+    trt_tokens = kvcache.token_capacity(Result(trt, GIB_HELD), one.per_token, stack.block_size)
     total = LLAMA_SLOTS * stack.context_limit
     return {
         "sglang_budget": Result(sglang, GIB_HELD, formula="capacity × fraction − weights (activations outside it)",
                                 worked=f"{base.pool} − {one.weights} = {GIB_HELD.show(sglang)}"),
         "activation_gap": given(base.activations.value, GIB_HELD, "the activation reserve vLLM counts inside its pool"),
         "trt_fraction": given(TRT_FREE_FRACTION, FRACTION, "kv_cache_free_gpu_memory_fraction"),
-        "trt_budget": Result(trt, GIB_HELD, formula="free fraction × (capacity − weights − activations)",
-                             worked=(f"{TRT_FREE_FRACTION:g} × ({base.capacity} − {one.weights} − {base.activations}) = "
-                                     f"{GIB_HELD.show(trt)}")),
-        "trt_users": kvcache.users_by_tokens(
-            kvcache.token_capacity(Result(trt, GIB_HELD), one.per_token, stack.block_size), one.tokens_per_user_paged),
+        "trt_capacity": Result(trt_tokens.value, TOKENS,
+                               formula="free fraction × (capacity − weights − activations), in whole blocks",
+                               worked=(f"{TRT_FREE_FRACTION:g} × ({base.capacity} − {one.weights} − {base.activations}) = "
+                                       f"{GIB_HELD.show(trt)}; {trt_tokens.worked}")),
+        "trt_users": kvcache.users_by_tokens(trt_tokens, one.tokens_per_user_paged),
         "llama_slots": given(LLAMA_SLOTS, COUNT, "-np, an example"),
         "llama_total": given(total, TOKENS, "-c, an example"),
         "llama_per_slot": Result(total // LLAMA_SLOTS, TOKENS, formula="ctx-size ÷ slots",
