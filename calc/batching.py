@@ -95,8 +95,9 @@ def _schedule(policy: str, requests, slots: int, placed, starts: dict[str, int])
                            worked=f"{busy} ÷ ({slots} × {length}) = {SHARE.show(share)}"),
         waits=waits,
         mean_wait=Result(total / len(requests), STEPS, formula="Σ waits ÷ requests",
-                         worked=(" + ".join(grouped(w.value) for w in waits.values()) +
-                                 f" = {grouped(total)}; ÷ {len(requests)} = {total / len(requests):g} steps")),
+                         worked=("(" + " + ".join(grouped(w.value) for w in waits.values()) +
+                                 f") ÷ {len(requests)} = {grouped(total)} ÷ {len(requests)} = "
+                                 f"{STEPS.show(total / len(requests))}")),
         longest_wait=longest,
     )
 

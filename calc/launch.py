@@ -451,7 +451,8 @@ def kv_heads_per_gpu(model: Model, tp: int) -> Result:
 def _capped(users: Result, seqs: Result) -> Result:
     value = min(users.value, seqs.value)
     return Result(value, COUNT, formula="the lesser of memory's users and --max-num-seqs",
-                  worked=f"min({grouped(users.value)}, {grouped(seqs.value)}) = {grouped(value)}")
+                  worked=(f"the lesser of {grouped(users.value)} by memory and {grouped(seqs.value)} by "
+                          f"--max-num-seqs: {grouped(value)}"))
 
 
 def _concurrency(capacity: Result, limit: int) -> Result:
@@ -612,6 +613,5 @@ def _large() -> Card:
 def _at_default_utilisation(stack: Stack) -> Result:
     """The same line without --gpu-memory-utilization: vLLM's current default instead."""
     users = shard(replace(stack, gpu_memory_utilization=0.92)).users_paged
-    return Result(users.value, COUNT, formula="paged users at the default utilisation",
-                  worked=f"at 0.92: {users.worked}")
+    return Result(users.value, COUNT, formula="paged users at the default utilisation, 0.92", worked=users.worked)
 

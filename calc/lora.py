@@ -64,7 +64,7 @@ def adapter_bytes(model: Model, rank: int, targets: str = "all") -> Result:
     shapes = " + ".join(f"({grouped(p.d_in)} + {grouped(p.d_out)})" for p in projections(model, targets))
     value = model.num_hidden_layers * per_layer * BF16.bytes
     return Result(value, MIB_REPORTED, formula="layers × rank × Σ (d_in + d_out) × bytes per parameter",
-                  worked=(f"{model.num_hidden_layers} × {rank} × [{shapes}] × {BF16.bytes:g} B = "
+                  worked=(f"{model.num_hidden_layers} × {rank} × ({shapes}) × {BF16.bytes:g} B = "
                           f"{grouped(int(value))} B = {MIB_REPORTED.show(value)}"))
 
 
@@ -74,10 +74,10 @@ def slots_reserved(model: Model, rank: int, slots: int, tp: int = 1) -> Result:
         return Result(0, MIB_REPORTED, formula="no LoRA slots", worked="LoRA is off: 0 MiB")
     per_layer = parameters_per_layer(model, rank, "all", tp)
     value = slots * model.num_hidden_layers * per_layer * BF16.bytes
-    split = f" (per GPU of {tp})" if tp > 1 else ""
+    split = f"; A and B as split on each of {tp} GPUs" if tp > 1 else ""
     return Result(value, MIB_REPORTED, formula="slots × layers × rank-sized A and B per layer × bytes",
-                  worked=(f"{slots} × {model.num_hidden_layers} × {grouped(per_layer)}{split} × {BF16.bytes:g} B = "
-                          f"{MIB_REPORTED.show(value)}"))
+                  worked=(f"{slots} × {model.num_hidden_layers} × {grouped(per_layer)} × {BF16.bytes:g} B = "
+                          f"{MIB_REPORTED.show(value)}{split}"))
 
 
 def tokens_displaced(reserved: Result, per_token: Result) -> Result:
