@@ -2,14 +2,13 @@
 the line admits on each GPU of its tensor-parallel group.
 
 Every flag calc reads is data below, with its default and the source the default was checked in.
-A line is read the way a shell and vLLM's argument parser read it: quotes, backslash-newline
+A line is read the way a POSIX shell and vLLM's argument parser read it: quotes, backslash-newline
 continuations, `--flag value` and `--flag=value`, the last of a repeated flag winning. Anything
 calc cannot read or cannot honour comes back as a message naming it, never as a guess.
 """
 from __future__ import annotations
 
 import re
-import shlex
 from dataclasses import dataclass, replace
 
 from . import kvcache
@@ -134,15 +133,48 @@ class LaunchError(ValueError):
 
 
 def tokens_of(text: str) -> list[str]:
-    """The words a shell would pass: continuations joined, quotes removed, shlex's errors in words."""
-    joined = re.sub(r"\\\n", " ", text.replace("\r\n", "\n"))
-    if "\n" in joined.strip():
-        raise LaunchError("the line breaks without a backslash at the end: join it, or end each line with \\")
-    try:
-        words = shlex.split(joined, comments=False, posix=True)
-    except ValueError as err:
-        reason = "a quotation mark is never closed" if "quotation" in str(err) else "it ends with a lone backslash"
-        raise LaunchError(f"the line cannot be split into words: {reason}") from None
+    """The words a POSIX shell would pass: quotes removed, backslash escapes and continuations read.
+    shlex.split would do nearly the same, but Pyodide's trimmed standard library has no shlex, and
+    shlex keeps a backslash before a line break where a shell joins the lines."""
+    text = text.replace("\r\n", "\n").strip()
+    words: list[str] = []
+    word: list[str] = []
+    started, quote, at = False, "", 0
+    while at < len(text):
+        char = text[at]
+        if quote == "'":
+            quote, word = ("", word) if char == "'" else (quote, word + [char])
+        elif quote == '"':
+            if char == '"':
+                quote = ""
+            elif char == "\\" and text[at + 1:at + 2] in ('"', "\\", "$", "`", "\n") and at + 1 < len(text):
+                at += 1
+                word += [] if text[at] == "\n" else [text[at]]
+            else:
+                word.append(char)
+        elif char in "'\"":
+            quote, started = char, True
+        elif char == "\\":
+            if at + 1 == len(text):
+                raise LaunchError("the line cannot be split into words: it ends with a lone backslash")
+            at += 1
+            if text[at] != "\n":  # a backslash before a line break continues the line
+                word.append(text[at])
+                started = True
+        elif char == "\n":
+            raise LaunchError("the line breaks without a backslash at the end: join it, or end each line with \\")
+        elif char.isspace():
+            if started:
+                words.append("".join(word))
+            word, started = [], False
+        else:
+            word.append(char)
+            started = True
+        at += 1
+    if quote:
+        raise LaunchError("the line cannot be split into words: a quotation mark is never closed")
+    if started:
+        words.append("".join(word))
     if not words:
         raise LaunchError("paste a vllm serve command line")
     return words
