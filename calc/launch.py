@@ -16,7 +16,7 @@ from .cards import Card
 from .models import CATALOGUE, DEEPSEEK_V2, DEEPSEEK_V3, GEMMA_2_9B, MISTRAL_7B, Model
 from .precision import BF16, FP8, INT4, Precision
 from .stack import Serving, Stack
-from .units import COUNT, FRACTION, GIB_HELD, RATIO_FINE, TOKENS, Result, GiB, given, grouped
+from .units import COUNT, FRACTION, GIB_HELD, RATIO_FINE, TOKENS, Result, GiB, Unit, given, grouped
 
 VLLM_SERVE_DOCS = "https://docs.vllm.ai/en/stable/cli/serve/"
 ARG_UTILS = "vllm/engine/arg_utils.py (vllm-project/vllm, main)"
@@ -29,6 +29,8 @@ OLD_CACHE_CONFIG = "vllm/config/cache.py at vllm-project/vllm@c1d86421 (v0.11 er
 
 LONGEST_COMMAND = 4_000
 MAX_LORA_RANKS = (1, 8, 16, 32, 64, 128, 256, 320, 512)  # vllm/config/lora.py, MaxLoRARanks
+FRACTION_SHORT = Unit("fraction", 1, "", 1, exact_up_to=6)  # 0.9 as vLLM writes it, 0.92 in full
+GIB_WHOLE = Unit("GiB", GiB, "GiB", 0)
 LARGE_CARD_GIB = 70  # arg_utils.py get_batch_defaults: a card of 70 GiB or more that is not an A100
 
 
@@ -410,10 +412,10 @@ class Shard:
     def binds(self) -> str:
         """What caps the paged count, in a phrase."""
         if self.kv_budget.value <= 0:
-            return "nothing is left for the cache: the weights, reserve and adapters fill the pool"
+            return "nothing, since the weights, reserve and adapters fill the pool and leave no cache"
         if self.users_paged.value > self.max_num_seqs.value:
-            return "--max-num-seqs: the scheduler's cap, below what memory admits"
-        return "the KV budget: cache memory"
+            return "--max-num-seqs, the scheduler's cap, below what memory admits"
+        return "the KV budget, cache memory"
 
 
 def shard(stack: Stack) -> Shard:
@@ -616,15 +618,15 @@ def section(stack: Stack) -> dict[str, object]:
         "shard": one,
         "command": stack.serving.command,
         "notes": stack.serving.notes or "none: every flag on the line changes capacity",
-        "utilisation": given(stack.gpu_memory_utilization, FRACTION, "--gpu-memory-utilization"),
+        "utilisation": given(stack.gpu_memory_utilization, FRACTION_SHORT, "--gpu-memory-utilization"),
         "max_model_len": given(stack.context_limit, TOKENS, "--max-model-len"),
-        "default_utilisation": given(0.92, FRACTION, f"vLLM's default ({CACHE_CONFIG})"),
+        "default_utilisation": given(0.92, FRACTION_SHORT, f"vLLM's default ({CACHE_CONFIG})"),
         "default_seqs_large": given(default_max_num_seqs(_large()), COUNT, f"vLLM's default ({ARG_UTILS})"),
         "default_seqs_small": given(256, COUNT, f"vLLM's default ({ARG_UTILS})"),
         "default_chunk_large": given(8192, TOKENS, f"vLLM's default ({ARG_UTILS})"),
-        "previous_utilisation": given(0.9, FRACTION, f"vLLM's default until recently ({OLD_CACHE_CONFIG})"),
+        "previous_utilisation": given(0.9, FRACTION_SHORT, f"vLLM's default until recently ({OLD_CACHE_CONFIG})"),
         "default_lora_rank": given(16, COUNT, f"vLLM's default --max-lora-rank ({LORA_CONFIG})"),
-        "large_card": given(LARGE_CARD_GIB * GiB, GIB_HELD, f"the card size vLLM's larger defaults start at ({ARG_UTILS})"),
+        "large_card": given(LARGE_CARD_GIB * GiB, GIB_WHOLE, f"the card size vLLM's larger defaults start at ({ARG_UTILS})"),
         "blocks": Result(one.token_capacity.value / stack.block_size, COUNT, formula="token capacity ÷ block size",
                          worked=f"{one.token_capacity} ÷ {stack.block_size} = "
                                 f"{grouped(one.token_capacity.value / stack.block_size)} blocks"),
