@@ -237,6 +237,9 @@ def _flags(words: list[str]) -> tuple[str, list[tuple[str, str | None]]]:
             continue
         name, has_equals, value = word.partition("=")
         name = ALIASES.get(name, name)
+        if name == "--lora-target-modules":
+            raise LaunchError("--lora-target-modules narrows which layers get LoRA slots; calc sizes slots on all "
+                              "seven linear layers of each block and cannot honour a narrower list")
         flag = BY_NAME.get(name)
         if flag is None:
             raise LaunchError(f"{name[:40]} is not a vLLM flag this calculator knows")
@@ -329,6 +332,11 @@ def read(text: str, stack: Stack) -> Stack:
                        gpu_memory_utilization=utilisation, context_limit=limit, block_size=block,
                        typical_conversation=min(stack.typical_conversation, limit), serving=serving)
     one = shard(launched)
+    held = one.weights.value + one.activations.value + one.lora.value + one.kv_budget.value
+    if kv_bytes is not None and held > stack.card.reported_capacity.value:
+        raise LaunchError(f"--kv-cache-memory-bytes asks for a cache of {one.kv_budget}; with the weights, reserve and "
+                          f"adapters that is {GIB_HELD.show(held)} per GPU, more than {stack.card.name} holds "
+                          f"({stack.card.reported_capacity})")
     if one.token_capacity.value < one.tokens_per_user.value:
         raise LaunchError(f"on {stack.card.name} this line leaves a KV budget of {one.kv_budget} per GPU, less than one "
                           f"sequence of --max-model-len needs; vLLM stops at start-up. Raise --tensor-parallel-size "

@@ -77,6 +77,15 @@ def test_a_launch_lines_ladder_by_hand(line, config, tp, kv_bytes, limit):
     assert stack.context_limit == limit
 
 
+def test_a_cache_set_in_bytes_replaces_the_utilisation():
+    line = "vllm serve meta-llama/Llama-3.1-8B-Instruct --max-model-len 8192 --kv-cache-memory-bytes 20G"
+    one = launch.shard(launch.read(line, H100))
+    c = LLAMA_3_1_8B_CONFIG
+    per_token = 2 * c["num_hidden_layers"] * c["num_key_value_heads"] * (c["hidden_size"] // c["num_attention_heads"]) * 2
+    assert one.kv_budget.value == 20 * GiB
+    assert one.token_capacity.value == int(20 * GiB // (BLOCK * per_token)) * BLOCK
+
+
 def test_max_num_seqs_binds_only_below_memory():
     capped = launch.shard(launch.read(launch.CAP_EXAMPLE, H100))
     assert capped.users_paged.value > 256 and capped.admitted_paged.value == 256
@@ -148,6 +157,9 @@ def test_a_backslash_before_a_line_break_joins_the_lines_as_a_shell_does():
     ("vllm serve meta-llama/Llama-3.1-8B-Instruct --kv-cache-dtype nvfp4", "calc models"),
     ("vllm serve meta-llama/Llama-3.1-8B-Instruct --max-model-len 1.5K", "binary suffix"),
     ("vllm serve neuralmagic/Meta-Llama-3.1-8B-Instruct-FP8 --quantization awq", "contradicts the checkpoint"),
+    ("vllm serve meta-llama/Llama-3.1-8B-Instruct --enable-lora --lora-target-modules q_proj v_proj",
+     "cannot honour a narrower list"),
+    ("vllm serve meta-llama/Llama-3.1-8B-Instruct --kv-cache-memory-bytes 100G", "more than H100 SXM 80 GB holds"),
 ])
 def test_what_cannot_be_read_is_refused_by_name(line, message):
     answer = LAUNCH.run({**LAUNCH.defaults, "command": line}, None, [], [], False)
