@@ -31,7 +31,11 @@ LONGEST_COMMAND = 4_000
 MAX_LORA_RANKS = (1, 8, 16, 32, 64, 128, 256, 320, 512)  # vllm/config/lora.py, MaxLoRARanks
 FRACTION_SHORT = Unit("fraction", 1, "", 1, exact_up_to=6)  # 0.9 as vLLM writes it, 0.92 in full
 GIB_WHOLE = Unit("GiB", GiB, "GiB", 0)
-LARGE_CARD_GIB = 70  # arg_utils.py get_batch_defaults: a card of 70 GiB or more that is not an A100
+# arg_utils.py get_batch_defaults, for `vllm serve` (OPENAI_API_SERVER): a card of 70 GiB or more that is not
+# an A100 gets the larger pair of defaults, any other GPU the smaller.
+LARGE_CARD_GIB = 70
+SEQS_LARGE, SEQS_SMALL = 1024, 256
+CHUNK_LARGE, CHUNK_SMALL = 8192, 2048
 
 
 @dataclass(frozen=True)
@@ -90,7 +94,8 @@ FLAGS: tuple[Flag, ...] = (
          f"{LORA_CONFIG}, LoRAConfig.max_cpu_loras"),
     Flag("--lora-modules", "none", "names adapters to serve; each takes a GPU slot while a request uses it", False,
          "vllm/entrypoints/openai/cli_args.py"),
-    Flag("--fully-sharded-loras", "off", "shards the LoRA matrices fully across tensor-parallel GPUs", True,
+    Flag("--fully-sharded-loras", "off", "shards the LoRA matrices fully across tensor-parallel GPUs, which on "
+         "one GPU changes nothing", False,
          f"{LORA_CONFIG}, LoRAConfig.fully_sharded_loras = False", takes_value=False),
     Flag("--swap-space", "4 GiB", "host memory per GPU for swapped-out blocks (older vLLM; current vLLM "
          "recomputes instead)", False, f"{OLD_CACHE_CONFIG}, CacheConfig.swap_space = 4"),
@@ -322,7 +327,7 @@ def read(text: str, stack: Stack) -> Stack:
     kv_bytes = _optional_whole(given_flags, "--kv-cache-memory-bytes", human=True)
     if kv_bytes is not None and kv_bytes < 1:
         raise LaunchError("--kv-cache-memory-bytes must be at least one byte")
-    loras, rank = _lora(given_flags, model, notes)
+    loras, rank = _lora(given_flags, model, tp, notes)
     notes += [f"{name}: {BY_NAME[name].does}; no change to capacity"
               for name in dict.fromkeys(n for n, _ in flags) if not BY_NAME[name].modelled]
     serving = Serving(command=text, tensor_parallel=tp, max_num_seqs=seqs, max_num_batched_tokens=chunk,
@@ -360,8 +365,11 @@ def _check_tensor_parallel(model: Model, tp: int) -> None:
                           f"the other")
 
 
-def _lora(flags: dict[str, str | None], model: Model, notes: list[str]) -> tuple[int, int]:
+def _lora(flags: dict[str, str | None], model: Model, tp: int, notes: list[str]) -> tuple[int, int]:
     """LoRA slots and their rank: (0, rank) when LoRA is off."""
+    if "--fully-sharded-loras" in flags and tp > 1:
+        raise LaunchError("--fully-sharded-loras splits every LoRA matrix across the GPUs; calc sizes the default, "
+                          "half-sharded slots and cannot honour it above one GPU")
     rank = _whole("--max-lora-rank", flags.get("--max-lora-rank") or "16")
     if rank not in MAX_LORA_RANKS:
         raise LaunchError(f"--max-lora-rank {rank}: vLLM accepts {', '.join(map(str, MAX_LORA_RANKS))}")
@@ -380,12 +388,11 @@ def _lora(flags: dict[str, str | None], model: Model, notes: list[str]) -> tuple
 
 
 def default_max_num_seqs(card: Card) -> int:
-    """vLLM's default for `vllm serve`: 1024 on a card of 70 GiB or more that is not an A100, else 256."""
-    return 1024 if is_large_card(card) else 256
+    return SEQS_LARGE if is_large_card(card) else SEQS_SMALL
 
 
 def default_max_num_batched_tokens(card: Card) -> int:
-    return 8192 if is_large_card(card) else 2048
+    return CHUNK_LARGE if is_large_card(card) else CHUNK_SMALL
 
 
 def is_large_card(card: Card) -> bool:
@@ -414,7 +421,6 @@ class Shard:
     admitted_worst: Result
     admitted_paged: Result
     concurrency: Result
-    cards: Result
 
     @property
     def binds(self) -> str:
@@ -476,7 +482,6 @@ def shard(stack: Stack) -> Shard:
         admitted_worst=_capped(worst, seqs),
         admitted_paged=_capped(paged, seqs),
         concurrency=_concurrency(capacity, stack.context_limit),
-        cards=given(tp, COUNT, "GPUs in the group"),
     )
 
 
@@ -629,9 +634,9 @@ def section(stack: Stack) -> dict[str, object]:
         "utilisation": given(stack.gpu_memory_utilization, FRACTION_SHORT, "--gpu-memory-utilization"),
         "max_model_len": given(stack.context_limit, TOKENS, "--max-model-len"),
         "default_utilisation": given(0.92, FRACTION_SHORT, f"vLLM's default ({CACHE_CONFIG})"),
-        "default_seqs_large": given(default_max_num_seqs(_large()), COUNT, f"vLLM's default ({ARG_UTILS})"),
-        "default_seqs_small": given(256, COUNT, f"vLLM's default ({ARG_UTILS})"),
-        "default_chunk_large": given(8192, TOKENS, f"vLLM's default ({ARG_UTILS})"),
+        "default_seqs_large": given(SEQS_LARGE, COUNT, f"vLLM's default ({ARG_UTILS})"),
+        "default_seqs_small": given(SEQS_SMALL, COUNT, f"vLLM's default ({ARG_UTILS})"),
+        "default_chunk_large": given(CHUNK_LARGE, TOKENS, f"vLLM's default ({ARG_UTILS})"),
         "previous_utilisation": given(0.9, FRACTION_SHORT, f"vLLM's default until recently ({OLD_CACHE_CONFIG})"),
         "default_lora_rank": given(16, COUNT, f"vLLM's default --max-lora-rank ({LORA_CONFIG})"),
         "large_card": given(LARGE_CARD_GIB * GiB, GIB_WHOLE, f"the card size vLLM's larger defaults start at ({ARG_UTILS})"),
@@ -645,11 +650,6 @@ def section(stack: Stack) -> dict[str, object]:
         "examples": examples(stack),
         "others": other_engines(stack, one),
     }
-
-
-def _large() -> Card:
-    from .cards import H100_SXM
-    return H100_SXM
 
 
 def _at_default_utilisation(stack: Stack) -> Result:

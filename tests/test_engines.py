@@ -160,6 +160,7 @@ def test_a_backslash_before_a_line_break_joins_the_lines_as_a_shell_does():
     ("vllm serve meta-llama/Llama-3.1-8B-Instruct --enable-lora --lora-target-modules q_proj v_proj",
      "cannot honour a narrower list"),
     ("vllm serve meta-llama/Llama-3.1-8B-Instruct --kv-cache-memory-bytes 100G", "more than H100 SXM 80 GB holds"),
+    ("vllm serve meta-llama/Llama-3.1-8B-Instruct -tp 2 --enable-lora --fully-sharded-loras", "cannot honour it"),
 ])
 def test_what_cannot_be_read_is_refused_by_name(line, message):
     answer = LAUNCH.run({**LAUNCH.defaults, "command": line}, None, [], [], False)
