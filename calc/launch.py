@@ -13,6 +13,7 @@ from dataclasses import dataclass, replace
 
 from . import kvcache
 from .cards import Card
+from .echo import excerpt
 from .models import CATALOGUE, DEEPSEEK_V2, DEEPSEEK_V3, GEMMA_2_9B, MISTRAL_7B, Model
 from .precision import BF16, FP8, INT4, Precision
 from .stack import Serving, Stack
@@ -28,6 +29,7 @@ LORA_CONFIG = "vllm/config/lora.py (vllm-project/vllm, main)"
 OLD_CACHE_CONFIG = "vllm/config/cache.py at vllm-project/vllm@c1d86421 (v0.11 era; removed since)"
 
 LONGEST_COMMAND = 4_000
+LONGEST_COUNT = 16  # digits and a suffix: more than any count a flag takes
 MAX_LORA_RANKS = (1, 8, 16, 32, 64, 128, 256, 320, 512)  # vllm/config/lora.py, MaxLoRARanks
 FRACTION_SHORT = Unit("fraction", 1, "", 1, exact_up_to=6)  # 0.9 as vLLM writes it, 0.92 in full
 GIB_WHOLE = Unit("GiB", GiB, "GiB", 0)
@@ -127,6 +129,8 @@ MODELS: dict[str, tuple[Model, Precision | None]] = {
     # Neural Magic's fp8 checkpoint (calc.precision.QUANTISED_WEIGHTS_SOURCE)
     "neuralmagic/meta-llama-3.1-8b-instruct-fp8": (CATALOGUE["llama-3.1-8b"], FP8),
 }
+KNOWN_MODELS = ("Llama 3.1 8B, 70B and 405B, Llama 3.2 1B, Mistral 7B, Mixtral 8x7B, Gemma 2 9B, "
+                "DeepSeek-V2 and V3")
 QUANTIZATIONS = {"fp8": FP8, "awq": INT4, "awq_marlin": INT4, "gptq": INT4, "gptq_marlin": INT4}
 KV_DTYPES = {"auto": None, "bfloat16": BF16, "float16": BF16, "fp8": FP8, "fp8_e4m3": FP8, "fp8_e5m2": FP8}
 SIXTEEN_BIT = ("auto", "bfloat16", "float16", "half")
@@ -188,6 +192,8 @@ def tokens_of(text: str) -> list[str]:
 
 
 def _whole(flag: str, text: str, human: bool = False) -> int:
+    if len(text) > LONGEST_COUNT:
+        raise LaunchError(f"{flag} {excerpt(text, 16)} is too long to be a count")
     match = _HUMAN.fullmatch(text) if human else None
     if match and match.group(2):
         number, suffix = match.groups()
@@ -214,9 +220,8 @@ def _fraction(flag: str, text: str) -> float:
 def _model(name: str) -> tuple[Model, Precision | None]:
     key = name.strip().lower().rstrip("/")
     if key not in MODELS:
-        known = ", ".join(sorted({m.name for m, _ in MODELS.values()}))
-        raise LaunchError(f"“{name[:60]}” is not a model calc has the config of; it knows {known}, by their "
-                          f"Hugging Face ids (meta-llama/Llama-3.1-8B-Instruct and so on)")
+        raise LaunchError(f"“{excerpt(name, 32)}” is not a model calc has the config of: name one by its Hugging Face "
+                          f"id, such as meta-llama/Llama-3.1-8B-Instruct ({KNOWN_MODELS})")
     return MODELS[key]
 
 
@@ -342,6 +347,10 @@ def read(text: str, stack: Stack) -> Stack:
         raise LaunchError(f"--kv-cache-memory-bytes asks for a cache of {one.kv_budget}; with the weights, reserve and "
                           f"adapters that is {GIB_HELD.show(held)} per GPU, more than {stack.card.name} holds "
                           f"({stack.card.reported_capacity})")
+    if one.kv_budget.value <= 0:
+        raise LaunchError(f"on {stack.card.name} the weights per GPU ({one.weights}), the reserve and any adapters "
+                          f"fill the pool ({one.pool}) and leave no cache; vLLM stops at start-up. Raise "
+                          f"--tensor-parallel-size or quantise the weights")
     if one.token_capacity.value < one.tokens_per_user.value:
         raise LaunchError(f"on {stack.card.name} this line leaves a KV budget of {one.kv_budget} per GPU, less than one "
                           f"sequence of --max-model-len needs; vLLM stops at start-up. Raise --tensor-parallel-size "
