@@ -146,7 +146,6 @@ class TextField:
     apply: Callable[[Stack, str], Stack]
     unit: str = ""
     hint: str = ""
-    optional: bool = False
     rows: int = 3
 
     def default(self, stack: Stack) -> str:

@@ -337,7 +337,7 @@ def read(text: str, stack: Stack) -> Stack:
               for name in dict.fromkeys(n for n, _ in flags) if not BY_NAME[name].modelled]
     serving = Serving(command=text, tensor_parallel=tp, max_num_seqs=seqs, max_num_batched_tokens=chunk,
                       kv_cache_memory_bytes=kv_bytes, max_loras=loras, max_lora_rank=rank,
-                      prefix_caching="--no-enable-prefix-caching" not in given_flags, notes="; ".join(notes))
+                      notes="; ".join(notes))
     launched = replace(stack, model=model, weight_precision=weights, kv_precision=kv, engine="vLLM",
                        gpu_memory_utilization=utilisation, context_limit=limit, block_size=block,
                        typical_conversation=min(stack.typical_conversation, limit), serving=serving)

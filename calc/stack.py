@@ -129,7 +129,6 @@ class Serving:
     kv_cache_memory_bytes: int | None = None
     max_loras: int = 0
     max_lora_rank: int = 16
-    prefix_caching: bool = True
     notes: str = ""
 
 
