@@ -298,6 +298,9 @@ SECTIONS: dict[str, Callable[[Stack, "Facts"], object]] = {
     "number": lambda stack, made: _number(stack),
     "precision": lambda stack, made: _precision(stack),
     "cacheops": lambda stack, made: _cacheops(stack),
+    "engines": lambda stack, made: _engines(stack),
+    "lora": lambda stack, made: _lora(stack),
+    "batching": lambda stack, made: _batching(),
 }
 
 
@@ -365,6 +368,21 @@ def _precision(stack: Stack) -> object:
 def _cacheops(stack: Stack) -> object:
     from . import cacheops
     return cacheops.section(stack)
+
+
+def _engines(stack: Stack) -> object:
+    from . import launch
+    return launch.section(stack)
+
+
+def _lora(stack: Stack) -> object:
+    from . import lora
+    return lora.section(stack)
+
+
+def _batching() -> object:
+    from . import batching
+    return batching.section()
 
 
 class Facts(Mapping[str, object]):
