@@ -26,7 +26,7 @@ PER_TOKEN = 2 * 32 * 8 * 128 * 2                   # cache bytes per token
 RATE = 0.40 * 989.4e12                             # MFU × dense bf16 peak
 FLOOR = 2 * (BLOCKS + HEAD + 32 * 2 * 4096 + 4096) / (0.60 * 3.35e12)  # every weight but the embedding, read once
 BLOCK, TYPICAL, LIMIT, PROMPT, OUTPUT = 16, 2300, 8192, 2000, 300
-CAPACITY = 440_112                                 # document 06's ladder, rung 6
+CAPACITY = 436_960                                 # document 06's ladder, rung 6
 
 
 def prefill(tokens: int) -> float:
