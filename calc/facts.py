@@ -298,6 +298,7 @@ SECTIONS: dict[str, Callable[[Stack, "Facts"], object]] = {
     "number": lambda stack, made: _number(stack),
     "precision": lambda stack, made: _precision(stack),
     "cacheops": lambda stack, made: _cacheops(stack),
+    "startup": lambda stack, made: _startup(stack),
 }
 
 
@@ -365,6 +366,11 @@ def _precision(stack: Stack) -> object:
 def _cacheops(stack: Stack) -> object:
     from . import cacheops
     return cacheops.section(stack)
+
+
+def _startup(stack: Stack) -> object:
+    from . import startup
+    return startup.section(stack)
 
 
 class Facts(Mapping[str, object]):
