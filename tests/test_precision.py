@@ -178,9 +178,10 @@ def test_the_70b_in_fp8_fits_and_holds_almost_no_one():
     big = facts()["precision"]["big"]
     assert big["bf16_bf16"].fits.startswith("does not fit")
     fp8 = big["fp8_bf16"]
-    assert fp8.fits.startswith("loads, but") and "refuse to start" in fp8.fits and fp8.users_worst.value == 0 and fp8.users_paged.value == 1
+    # at CUDA's total, the one vLLM multiplies, not even one typical conversation fits a bf16 cache
+    assert fp8.fits.startswith("loads, but") and "refuse to start" in fp8.fits and fp8.users_worst.value == 0 and fp8.users_paged.value == 0
     assert fp8.kv_budget.value < 1.1 * GiB
-    assert big["fp8_fp8"].users_paged.value == 2
+    assert big["fp8_fp8"].users_paged.value == 1
 
 
 def test_cards_with_fp8_and_fp4_tensor_cores():
