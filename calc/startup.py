@@ -285,8 +285,7 @@ def compare(log: StartupLog, stack: Stack, card: Card = H100_SXM) -> Comparison:
         smi_gap=Result(gap, GIB_HELD, formula="nvidia-smi's total − CUDA's total",
                        worked=f"{smi.operand} − {card.engine_capacity.operand} = {GIB_HELD.show(gap)}"),
         smi_gap_mib=Result(gap, MIB_REPORTED, formula="the same gap in MiB",
-                           worked=f"{grouped(card.reported_mib)} MiB − {card.engine_capacity.operand} × 1,024 = "
-                                  f"{MIB_REPORTED.show(gap)}"),
+                           worked=f"{grouped(card.reported_mib)} MiB − {card.engine_capacity.operand} = {MIB_REPORTED.show(gap)}"),
         smi_kv_budget=by_smi.kv_budget,
         smi_tokens=by_smi.token_capacity,
         smi_tokens_gap=difference(by_smi.token_capacity, tokens(log), "nvidia-smi's ladder − log"),
@@ -332,7 +331,7 @@ def smi_pool(card: Card, utilisation: float) -> Result:
     total = card.reported_capacity
     value = total.value * utilisation
     return Result(value, GIB_HELD, formula="nvidia-smi's total × utilisation",
-                  worked=f"{grouped(card.reported_mib)} MiB × {utilisation:.2f} ÷ 1,024 = {GIB_HELD.show(value)}")
+                  worked=f"{grouped(card.reported_mib)} MiB × {utilisation:.2f} = {GIB_HELD.show(value)}")
 
 
 def section(stack: Stack) -> dict[str, object]:
