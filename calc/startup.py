@@ -306,6 +306,8 @@ class LogView:
     concurrency: Result
     kv_logged: Result
     total_logged: Result
+    weights_logged: Result
+    max_model_len: Result
     logged_blocks_need: Result | None
 
 
@@ -323,7 +325,11 @@ def view(log: StartupLog) -> LogView:
     return LogView(log=log, per_token=per_token(log), pool=pool(log), reserve=reserve(log),
                    kv_by_hand=kv_by_hand(log), blocks=blocks(log), tokens=tokens(log), concurrency=concurrency(log),
                    kv_logged=logged(log.kv_gib, "KV cache, as logged"),
-                   total_logged=logged(log.total_gib, "total, as logged"), logged_blocks_need=logged_blocks_need(log))
+                   total_logged=logged(log.total_gib, "total, as logged"),
+                   weights_logged=Result(log.weights_gib * GiB, GIB_HELD, formula="weights, as logged",
+                                         worked=f"{log.weights_gib:g} GiB"),
+                   max_model_len=given(log.max_model_len, TOKENS, "max_model_len"),
+                   logged_blocks_need=logged_blocks_need(log))
 
 
 def smi_pool(card: Card, utilisation: float) -> Result:
