@@ -301,6 +301,7 @@ SECTIONS: dict[str, Callable[[Stack, "Facts"], object]] = {
     "engines": lambda stack, made: _engines(stack),
     "lora": lambda stack, made: _lora(stack),
     "batching": lambda stack, made: _batching(),
+    "startup": lambda stack, made: _startup(stack),
 }
 
 
@@ -383,6 +384,11 @@ def _lora(stack: Stack) -> object:
 def _batching() -> object:
     from . import batching
     return batching.section()
+
+
+def _startup(stack: Stack) -> object:
+    from . import startup
+    return startup.section(stack)
 
 
 class Facts(Mapping[str, object]):
