@@ -47,9 +47,15 @@ class Card:
 
     @property
     def engine_capacity(self) -> Result:
-        """The total an engine multiplies by its utilisation: CUDA's, where a log has published it,
-        otherwise nvidia-smi's, the nearest figure calc has."""
-        return self.cuda_capacity if self.cuda_gib else self.reported_capacity
+        """The total an engine multiplies by its utilisation: CUDA's, where a log has published it;
+        otherwise nvidia-smi's less what the driver kept back on the card where both are published
+        (an assumption: the driver's share is taken to be the same on every card)."""
+        if self.cuda_gib:
+            return self.cuda_capacity
+        held = driver_reserve()
+        value = self.reported_capacity.value - held.value
+        return Result(value, GIB_HELD, formula="nvidia-smi's total − the driver's share (as measured on an H100 SXM)",
+                      worked=f"{self.reported_capacity} − {held.operand} = {GIB_HELD.show(value)}")
 
     @property
     def bandwidth(self) -> Result:
@@ -256,3 +262,12 @@ CARDS: dict[str, Card] = {
     "l4": L4,
     "mi300x": MI300X,
 }
+
+
+def driver_reserve() -> Result:
+    """What the driver keeps from CUDA on the card calc has both totals for: nvidia-smi's total
+    less the total CUDA reports to a process."""
+    card = H100_SXM
+    value = card.reported_capacity.value - card.cuda_capacity.value
+    return Result(value, GIB_HELD, formula="nvidia-smi's total − CUDA's total, on the H100 SXM",
+                  worked=f"{card.reported_capacity} − {card.cuda_capacity} = {GIB_HELD.show(value)}")

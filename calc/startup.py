@@ -276,7 +276,7 @@ def compare(log: StartupLog, stack: Stack, card: Card = H100_SXM) -> Comparison:
     }
     smi = card.reported_capacity
     gap = smi.value - card.engine_capacity.value
-    by_smi = kvcache.ladder(stack_of(log, stack, replace(card, cuda_gib=0.0)))
+    by_smi = kvcache.ladder(stack_of(log, stack, replace(card, cuda_gib=card.reported_mib / 1024)))  # as if CUDA offered all of it
     return Comparison(
         **{name: Rung(ours, theirs, difference(ours, theirs, "ladder − log"))
            for name, (ours, theirs) in rungs.items()},
