@@ -14,6 +14,7 @@ from .fields import (CUSTOM, ACTIVATIONS, ATTENTION_LIMIT, ATTENTION_SETTING, BA
                      CONTEXT_LIMIT, CONVERSATION, HEAD_DIM, HELD, HIGH_FREQ, HIT_RATE, KV, LINK, LOW_FREQ, MFU, MODEL,
                      NUMBER, ORIGINAL, OUTPUT, PREFIX, PROMPT, REACH, ROPE_FACTOR, ROPE_THETA, ROPE_TYPE, SPREAD, TEXT_KIND,
                      UTILISATION, WEIGHTS, NumberField, beyond_positions)
+from .fields import ACCEPTANCE, DRAFTED, DRAFTER, LOGITS, MIN_P, SEED, SPEC_BATCH, TEMPERATURE, TOP_K, TOP_P
 from .roofline import cache_share_curves, chart_rows, decode_read
 from .stack import REFERENCE, Stack
 from .units import PERCENT, grouped
@@ -305,8 +306,51 @@ CACHE_OPS = Calculator(
     curves={"swap-vs-recompute": swap_vs_recompute},
 )
 
+def sampling_filters(namespace: Facts) -> dict:
+    """The candidates' probabilities after each step of the sampler, and the rows of its table."""
+    from .sampling import chart, sample
+    return chart(sample(namespace.stack.sampling))
+
+
+SAMPLING = Calculator(
+    name="sampling",
+    label="Sampling explorer: logits to one token",
+    fields=(*LOGITS, TEMPERATURE, MIN_P, TOP_K, TOP_P, SEED),
+    curves={"sampling-filters": sampling_filters},
+)
+
+
+def speculative_speedup(namespace: Facts) -> dict:
+    """Speedup against γ for several acceptance rates, at the chosen drafter's cost."""
+    from .speculative import gamma_curves
+    return gamma_curves(namespace["speculative"]["run"])
+
+
+def speculative_batch(namespace: Facts) -> dict:
+    """Speedup against batch on the time model, beside the rule that ignores the batch."""
+    from .speculative import batch_curves
+    return batch_curves(namespace["speculative"]["run"])
+
+
+def held_within_positions(parsed: Mapping[str, Any]) -> dict[str, str]:
+    """The tokens each sequence holds must fit the model's positions, drafts included."""
+    if "held" not in parsed or "drafted" not in parsed:
+        return {}
+    beyond = beyond_positions(REFERENCE.model, parsed["held"] + parsed["drafted"])
+    return {"held": f"{beyond}, and the drafts come on top of the tokens held"} if beyond else {}
+
+
+SPECULATIVE = Calculator(
+    name="speculative",
+    label="Speculative decoding: tokens per pass, speedup, and the batch where it stops paying",
+    fields=(ACCEPTANCE, DRAFTED, DRAFTER, SPEC_BATCH, HELD, CARD),
+    checks=(held_within_positions,),
+    curves={"speculative-speedup": speculative_speedup, "speculative-batch": speculative_batch},
+)
+
 CALCULATORS: dict[str, Calculator] = {c.name: c for c in (CAPACITY, PHASES, JOURNEY, HARDWARE, TOKENS, ANATOMY,
-                                                           ATTENTION, POSITION, NUMBER_FORMATS, PRECISION, CACHE_OPS)}
+                                                           ATTENTION, POSITION, NUMBER_FORMATS, PRECISION, CACHE_OPS,
+                                                           SAMPLING, SPECULATIVE)}
 
 
 def run_json(request: str) -> str:

@@ -298,6 +298,8 @@ SECTIONS: dict[str, Callable[[Stack, "Facts"], object]] = {
     "number": lambda stack, made: _number(stack),
     "precision": lambda stack, made: _precision(stack),
     "cacheops": lambda stack, made: _cacheops(stack),
+    "sampling": lambda stack, made: _sampling(stack),
+    "speculative": lambda stack, made: _speculative(stack),
 }
 
 
@@ -365,6 +367,16 @@ def _precision(stack: Stack) -> object:
 def _cacheops(stack: Stack) -> object:
     from . import cacheops
     return cacheops.section(stack)
+
+
+def _sampling(stack: Stack) -> object:
+    from . import sampling
+    return sampling.section(stack)
+
+
+def _speculative(stack: Stack) -> object:
+    from . import speculative
+    return speculative.section(stack)
 
 
 class Facts(Mapping[str, object]):

@@ -1,0 +1,269 @@
+"""Document 13: speculative decoding, priced on the time model.
+
+A drafter proposes γ tokens; the target runs one forward pass over the γ + 1 positions (the last
+accepted token and the γ drafts), accepts a prefix of the drafts by rejection sampling, and adds
+one token of its own: the correction at the first rejection, or a bonus token when every draft is
+accepted. With each draft accepted independently with probability α, a pass yields on average
+(1 − α^(γ+1)) ÷ (1 − α) tokens (Leviathan, Kalman & Matias, ICML 2023, equation 1), and with a draft
+step costing c of a target step the time per token improves by (1 − α^(γ+1)) ÷ ((1 − α)(γc + 1))
+(their Theorem 3.8). That rule takes the verification pass to cost one ordinary step. On the time
+model it does only while the step is memory-bound: a pass over B sequences multiplies by
+B × (γ + 1) tokens, nearly free while the weights' reading dominates, and proportionally more once
+the matrix multiplies are compute-bound, which is why the same setting that speeds up one user
+slows a full batch down.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+from functools import lru_cache
+
+from . import operations, timing
+from .models import LLAMA_3_2_1B, Model
+from .roofline import decode_read
+from .stack import Stack
+from .units import COUNT, FRACTION, MS, RATIO_FINE, TOKENS_FINE, Result, grouped, plain
+
+LEVIATHAN = ("Leviathan, Kalman & Matias, “Fast Inference from Transformers via Speculative Decoding”, ICML 2023, "
+             "arXiv:2211.17192: equation (1), Theorem 3.8, and the rejection rule of section 2.3")
+CHEN = ("Chen, Borgeaud, Irving, Lespiau, Sifre & Jumper, “Accelerating Large Language Model Decoding with "
+        "Speculative Sampling”, 2023, arXiv:2302.01318: modified rejection sampling, Theorem 1")
+EAGLE = ("Li, Wei, Zhang & Zhang, “EAGLE: Speculative Sampling Requires Rethinking Feature Uncertainty”, ICML 2024, "
+         "arXiv:2401.15077")
+MEDUSA = ("Cai, Li, Geng, Peng, Lee, Chen & Dao, “Medusa: Simple LLM Inference Acceleration Framework with Multiple "
+          "Decoding Heads”, ICML 2024, arXiv:2401.10774")
+PROMPT_LOOKUP = ("Saxena, “Prompt Lookup Decoding”, 2023, https://github.com/apoorvumang/prompt-lookup-decoding; "
+                 "vLLM's method \"ngram\", https://docs.vllm.ai/en/latest/features/spec_decode.html")
+GAMMAS = tuple(range(1, 11))
+CHART_ALPHAS = (0.6, 0.7, 0.8, 0.9)
+LARGEST_BATCH = 4096
+CHART_BATCHES = timing.STEP_BATCHES
+
+
+@dataclass(frozen=True)
+class Drafter:
+    """Who proposes the drafts. `shape` builds, from the target, the model a draft step runs on the
+    same time model (None: drafting costs nothing the time model counts)."""
+
+    key: str
+    name: str
+    kind: str
+    source: str
+
+    def shape(self, target: Model) -> Model | None:
+        if self.kind == "model":
+            return LLAMA_3_2_1B
+        if self.kind == "head":
+            return replace(target, num_hidden_layers=1, name=f"one decoder layer of {target.name} and its LM head")
+        return None
+
+
+DRAFTERS: dict[str, Drafter] = {
+    "llama-3.2-1b": Drafter("llama-3.2-1b", "Llama 3.2 1B (a draft model)", "model",
+                            "the same tokenizer and vocabulary as Llama 3.1; config.json in calc.models"),
+    "eagle": Drafter("eagle", "an EAGLE-style head (one layer)", "head",
+                     EAGLE + ": a single decoder layer over the target's features, reusing its LM head; "
+                             "costed here as one layer of the target's shape plus its LM head"),
+    "ngram": Drafter("ngram", "n-gram lookup (no model)", "lookup",
+                     PROMPT_LOOKUP + ": a string match over the tokens so far, costed as nothing"),
+}
+
+
+def expected_tokens(alpha: float, gamma: int) -> Result:
+    """Tokens one verification pass yields on average: the accepted prefix plus the target's own token."""
+    if alpha >= 1:
+        return Result(gamma + 1, TOKENS_FINE, formula="γ + 1 when every draft is accepted",
+                      worked=f"{gamma} + 1 = {TOKENS_FINE.show(gamma + 1)}")
+    value = (1 - alpha ** (gamma + 1)) / (1 - alpha)
+    return Result(value, TOKENS_FINE, formula="(1 − α^(γ+1)) ÷ (1 − α)",
+                  worked=f"(1 − {plain(alpha)}^{gamma + 1}) ÷ (1 − {plain(alpha)}) = {TOKENS_FINE.show(value)}")
+
+
+def speedup_rule(alpha: float, gamma: int, cost: float) -> Result:
+    """Leviathan et al.'s improvement factor: tokens per pass over the pass's cost in target steps,
+    the verification pass counted as one ordinary step."""
+    tokens = expected_tokens(alpha, gamma)
+    value = tokens.value / (gamma * cost + 1)
+    shown = f"{cost:.4f}"
+    return Result(value, RATIO_FINE, formula="(1 − α^(γ+1)) ÷ ((1 − α) × (γ × c + 1))",
+                  worked=f"{tokens.operand} ÷ ({gamma} × {shown} + 1) = {RATIO_FINE.show(value)}")
+
+
+@lru_cache(maxsize=1024)
+def verify_time(stack: Stack, batch: int, gamma: int, tokens: int) -> float:
+    """One target pass over γ + 1 positions for each of `batch` sequences: the weights read once,
+    every sequence's cache read once, and the operations of batch × (γ + 1) tokens."""
+    held = stack.model.tokens_cached(tokens)
+    read = decode_read(stack.model, stack.weight_precision, stack.kv_precision, batch, held)
+    step = timing.decode_step(stack, batch, tokens)
+    positions = batch * (gamma + 1)
+    linear = positions * operations.linear_ops_per_token(stack.model).value
+    attention = positions * operations.attention_ops_per_position(stack.model).value * held
+    matmuls = max(read.weights.value / step.bandwidth.value, linear / step.compute.value)
+    attending = max(read.cache.value / step.bandwidth.value, attention / step.compute.value)
+    return matmuls + attending
+
+
+def draft_time(stack: Stack, drafter: Drafter, batch: int, tokens: int) -> float:
+    """One draft step for `batch` sequences on the same card and time model; lookup costs nothing."""
+    shape = drafter.shape(stack.model)
+    if shape is None:
+        return 0.0
+    return timing.decode_step(replace(stack, model=shape), batch, tokens).time.value
+
+
+@dataclass(frozen=True)
+class Speculative:
+    """Speculative decoding for one stack: α, γ, the drafter, the batch and the length held."""
+
+    stack: Stack
+    alpha: float
+    gamma: int
+    drafter: Drafter
+    batch: int
+    tokens: int
+
+    @property
+    def per_pass(self) -> Result:
+        return expected_tokens(self.alpha, self.gamma)
+
+    @property
+    def step(self) -> Result:
+        """An ordinary decode step at this batch: one token per sequence."""
+        return timing.decode_step(self.stack, self.batch, self.tokens).time
+
+    @property
+    def draft_step(self) -> Result:
+        value = draft_time(self.stack, self.drafter, self.batch, self.tokens)
+        shape = self.drafter.shape(self.stack.model)
+        if shape is None:
+            return Result(0.0, MS, formula="no model runs", worked=f"{self.drafter.name}: 0 ms on the time model")
+        return Result(value, MS, formula="the draft's decode step on the same time model",
+                      worked=timing.decode_step(replace(self.stack, model=shape), self.batch, self.tokens).time.worked)
+
+    @property
+    def cost(self) -> Result:
+        """c: a draft step over a target step, at this batch."""
+        value = self.draft_step.value / self.step.value
+        return Result(value, FRACTION, formula="draft step ÷ target step",
+                      worked=f"{MS.precise(self.draft_step.value)} ÷ {MS.precise(self.step.value)} = {value:.4f}")
+
+    @property
+    def rule(self) -> Result:
+        return speedup_rule(self.alpha, self.gamma, self.cost.value)
+
+    @property
+    def verify(self) -> Result:
+        value = verify_time(self.stack, self.batch, self.gamma, self.tokens)
+        return Result(value, MS, formula="max(weights read, B × (γ + 1) tokens' matrix work) + max(cache read, their attention)",
+                      worked=f"{grouped(self.batch)} × ({self.gamma} + 1) positions in one pass: {MS.show(value)}")
+
+    @property
+    def verify_ratio(self) -> Result:
+        """How much longer a verification pass takes than an ordinary step: 1 while memory-bound."""
+        value = self.verify.value / self.step.value
+        return Result(value, RATIO_FINE, formula="verification pass ÷ ordinary step",
+                      worked=f"{MS.precise(self.verify.value)} ÷ {MS.precise(self.step.value)} = {RATIO_FINE.show(value)}")
+
+    @property
+    def pass_time(self) -> Result:
+        value = self.gamma * self.draft_step.value + self.verify.value
+        return Result(value, MS, formula="γ × draft step + verification pass",
+                      worked=(f"{self.gamma} × {MS.precise(self.draft_step.value)} + {MS.precise(self.verify.value)} = "
+                              f"{MS.show(value)}"))
+
+    @property
+    def speedup(self) -> Result:
+        """Tokens per second with speculation over without, on the time model at this batch."""
+        value = self.per_pass.value * self.step.value / self.pass_time.value
+        return Result(value, RATIO_FINE, formula="tokens per pass × ordinary step ÷ pass time",
+                      worked=(f"{self.per_pass.operand} × {MS.precise(self.step.value)} ÷ "
+                              f"{MS.precise(self.pass_time.value)} = {RATIO_FINE.show(value)}"))
+
+    @property
+    def inter_token(self) -> Result:
+        value = self.pass_time.value / self.per_pass.value
+        return Result(value, MS, formula="pass time ÷ tokens per pass",
+                      worked=f"{MS.precise(self.pass_time.value)} ÷ {self.per_pass.operand} = {MS.show(value)}")
+
+    @property
+    def best_gamma(self) -> Result:
+        """The γ from 1 to 10 the rule favours at this draft cost."""
+        rules = {g: speedup_rule(self.alpha, g, self.cost.value).value for g in GAMMAS}
+        best = max(rules, key=lambda g: (rules[g], -g))
+        return Result(best, COUNT, formula="the γ with the largest (1 − α^(γ+1)) ÷ ((1 − α)(γc + 1))",
+                      worked=f"γ = {best}: {RATIO_FINE.show(rules[best])}, the largest for γ from 1 to {GAMMAS[-1]}")
+
+    @property
+    def stops(self) -> Result:
+        """The smallest batch at which speculation is slower than plain decoding, found by bisection
+        (speedup falls as the batch grows); the largest batch tried when it never is."""
+        if self.at(LARGEST_BATCH) >= 1:
+            return Result(LARGEST_BATCH, COUNT, formula="still pays at the largest batch tried",
+                          worked=f"speedup at {grouped(LARGEST_BATCH)} sequences is {RATIO_FINE.show(self.at(LARGEST_BATCH))}: "
+                                 f"it still pays")
+        if self.at(1) < 1:
+            return Result(1, COUNT, formula="slower even for one sequence",
+                          worked=f"speedup at 1 sequence is {RATIO_FINE.show(self.at(1))}: it never pays")
+        low, high = 1, LARGEST_BATCH
+        while high - low > 1:
+            middle = (low + high) // 2
+            low, high = (middle, high) if self.at(middle) >= 1 else (low, middle)
+        return Result(high, COUNT, formula="the smallest batch whose speedup is below 1×",
+                      worked=(f"speedup {RATIO_FINE.show(self.at(low))} at {grouped(low)} sequences, "
+                              f"{RATIO_FINE.show(self.at(high))} at {grouped(high)}"))
+
+    @property
+    def stops_text(self) -> str:
+        if self.stops.formula.startswith("still"):
+            return f"it still pays at {grouped(LARGEST_BATCH)} sequences"
+        if self.stops.value == 1:
+            return "it does not pay even for one sequence"
+        return f"it stops paying at {grouped(self.stops.value)} sequences"
+
+    def at(self, batch: int) -> float:
+        return replace(self, batch=batch).speedup.value
+
+
+def speculative(stack: Stack) -> Speculative:
+    chosen = stack.speculation
+    return Speculative(stack, chosen.acceptance, chosen.drafted, DRAFTERS[chosen.drafter], chosen.batch,
+                       stack.workload.tokens_held)
+
+
+def gamma_curves(run: Speculative) -> dict:
+    """The rule's speedup against γ for several α and the reader's, at the drafter's cost at this batch."""
+    alphas = list(CHART_ALPHAS) + [run.alpha]
+    names = [f"α = {plain(a)}" for a in CHART_ALPHAS] + [f"your α = {plain(run.alpha)}"]
+    curves = [{"name": name, "x": list(GAMMAS), "y": [speedup_rule(a, g, run.cost.value).value for g in GAMMAS]}
+              for a, name in zip(alphas, names)]
+    rows = [[str(g)] + [f"{curve['y'][i]:.2f}×" for curve in curves] for i, g in enumerate(GAMMAS)]
+    return {"curves": curves, "rows": rows}
+
+
+def batch_curves(run: Speculative) -> dict:
+    """Speedup on the time model against batch, beside the rule that ignores the batch, and 1×."""
+    x = list(CHART_BATCHES)
+    model = [run.at(b) for b in x]
+    rule = [speedup_rule(run.alpha, run.gamma, replace(run, batch=b).cost.value).value for b in x]
+    curves = [
+        {"name": "on the time model: verification over B × (γ + 1) tokens", "x": x, "y": model},
+        {"name": "the rule, the pass taken as one ordinary step", "x": x, "y": rule},
+        {"name": "break-even (1×)", "x": [x[0], x[-1]], "y": [1, 1]},
+    ]
+    rows = [[grouped(b), f"{model[i]:.2f}×", f"{rule[i]:.2f}×"] for i, b in enumerate(x)]
+    return {"curves": curves, "rows": rows}
+
+
+def section(stack: Stack) -> dict[str, object]:
+    """Document 13's speculative-decoding facts on one stack, with a few batches side by side."""
+    run = speculative(stack)
+    busy = replace(run, batch=timing.matmul_crossing(stack).value.__ceil__())
+    return {
+        "run": run,
+        "alpha": Result(run.alpha, FRACTION, worked=plain(run.alpha)),
+        "gamma": Result(run.gamma, COUNT, worked=str(run.gamma)),
+        "drafter": run.drafter.name,
+        "busy": busy,
+        "all_accepted": expected_tokens(1.0, run.gamma),
+        "free_draft": speedup_rule(run.alpha, run.gamma, 0.0),
+    }
