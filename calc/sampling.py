@@ -29,7 +29,13 @@ VLLM_PENALTIES = "https://github.com/vllm-project/vllm/blob/main/vllm/model_exec
 OPENAI_PENALTIES = ("https://platform.openai.com/docs/advanced-usage "
                     "(frequency and presence penalties: mu[j] − c[j] × α_frequency − 1[c[j] > 0] × α_presence)")
 HF_WARPERS = "https://huggingface.co/docs/transformers/main_classes/text_generation (GenerationConfig; logits warpers)"
-LOGPROB_PLACES = 4
+# Stopping: Llama 3.1 8B Instruct's end-of-sequence ids, from its generation_config.json
+# (https://huggingface.co/meta-llama/Llama-3.1-8B-Instruct/blob/main/generation_config.json):
+# <|end_of_text|>, <|eom_id|> (end of a tool-calling message) and <|eot_id|> (end of turn).
+LLAMA_3_1_EOS = ((128001, "<|end_of_text|>"), (128008, "<|eom_id|>"), (128009, "<|eot_id|>"))
+# vLLM's SamplingParams.max_tokens default for offline generation
+# (https://github.com/vllm-project/vllm/blob/main/vllm/sampling_params.py: max_tokens = 16).
+VLLM_MAX_TOKENS = 16
 
 
 def softmax(logits: tuple[float, ...]) -> tuple[float, ...]:
@@ -272,4 +278,7 @@ def section(stack: Stack) -> dict[str, object]:
             "seed": Result(setting.seed, COUNT, worked=grouped(setting.seed)),
         },
         "penalty": PenaltyExample(),
+        "eos": ", ".join(f"{i} {name}" for i, name in LLAMA_3_1_EOS),
+        "eos_count": len(LLAMA_3_1_EOS),
+        "max_tokens": VLLM_MAX_TOKENS,
     }

@@ -21,7 +21,7 @@ from . import operations, timing
 from .models import LLAMA_3_2_1B, Model
 from .roofline import decode_read
 from .stack import Stack
-from .units import COUNT, FRACTION, MS, RATIO_FINE, TOKENS_FINE, Result, grouped, plain
+from .units import COUNT, FRACTION, MS, RATIO_FINE, SHARE, TOKENS_FINE, Result, grouped, plain
 
 LEVIATHAN = ("Leviathan, Kalman & Matias, “Fast Inference from Transformers via Speculative Decoding”, ICML 2023, "
              "arXiv:2211.17192: equation (1), Theorem 3.8, and the rejection rule of section 2.3")
@@ -209,8 +209,8 @@ class Speculative:
             middle = (low + high) // 2
             low, high = (middle, high) if self.at(middle) >= 1 else (low, middle)
         return Result(high, COUNT, formula="the smallest batch whose speedup is below 1×",
-                      worked=(f"speedup {RATIO_FINE.show(self.at(low))} at {grouped(low)} sequences, "
-                              f"{RATIO_FINE.show(self.at(high))} at {grouped(high)}"))
+                      worked=(f"speedup {RATIO_FINE.show(self.at(low), 3)} at {grouped(low)} sequences, "
+                              f"{RATIO_FINE.show(self.at(high), 3)} at {grouped(high)}"))
 
     @property
     def stops_text(self) -> str:
@@ -222,6 +222,50 @@ class Speculative:
 
     def at(self, batch: int) -> float:
         return replace(self, batch=batch).speedup.value
+
+
+@dataclass(frozen=True)
+class Verification:
+    """One drafted token checked by rejection sampling: the draft proposes x with probability q(x);
+    the target accepts it with probability min(1, p(x) ÷ q(x)), and on a rejection draws from the
+    residual norm(max(0, p − q)). Chen et al. (Theorem 1) and Leviathan et al. (section 2.3) prove the
+    token that comes out is distributed exactly as p; here it is computed, token by token."""
+
+    labels: tuple[str, ...]
+    target: tuple[float, ...]
+    draft: tuple[float, ...]
+
+    @property
+    def acceptance(self) -> Result:
+        """α for this position: Σ min(p, q), the chance a draft from q survives."""
+        terms = [min(p, q) for p, q in zip(self.target, self.draft)]
+        value = sum(terms)
+        return Result(value, SHARE, formula="Σ min(p(x), q(x)) over the tokens",
+                      worked=f"{' + '.join(f'{t:.4f}' for t in terms if t)} = {value:.4f}")
+
+    @property
+    def residual(self) -> tuple[float, ...]:
+        excess = [max(0.0, p - q) for p, q in zip(self.target, self.draft)]
+        total = sum(excess)
+        return tuple(e / total if total else 0.0 for e in excess)
+
+    @property
+    def output(self) -> tuple[float, ...]:
+        """P(token) = q × min(1, p ÷ q) + (1 − α) × residual: accepted as drafted, or drawn after a rejection."""
+        rejected = 1 - self.acceptance.value
+        return tuple((q * min(1.0, p / q) if q else 0.0) + rejected * r
+                     for p, q, r in zip(self.target, self.draft, self.residual))
+
+    @property
+    def largest_gap(self) -> Result:
+        value = max(abs(o - p) for o, p in zip(self.output, self.target))
+        return Result(value, FRACTION, formula="the largest |P(token) − p(token)|",
+                      worked=f"{value:.1e} (floating-point rounding: the two distributions are the same)")
+
+    @property
+    def excess(self) -> str:
+        """The tokens the residual can draw: where the target wants more than the draft offered."""
+        return ", ".join(f"“{label}”" for label, p, q in zip(self.labels, self.target, self.draft) if p > q)
 
 
 def speculative(stack: Stack) -> Speculative:
@@ -256,14 +300,28 @@ def batch_curves(run: Speculative) -> dict:
 
 def section(stack: Stack) -> dict[str, object]:
     """Document 13's speculative-decoding facts on one stack, with a few batches side by side."""
+    from .sampling import CANDIDATES, sample
     run = speculative(stack)
-    busy = replace(run, batch=timing.matmul_crossing(stack).value.__ceil__())
+    stages = sample(stack.sampling).stages
+    # The example draft proposes from the untempered, unfiltered distribution; the target samples
+    # from the page's final one: two different distributions over the same six candidates.
+    lossless = Verification(tuple(c.strip() for c in CANDIDATES), stages[-1].probabilities, stages[0].probabilities)
+    admitted = timing.compute_bound_batch(stack, run.tokens).admitted
     return {
         "run": run,
         "alpha": Result(run.alpha, FRACTION, worked=plain(run.alpha)),
         "gamma": Result(run.gamma, COUNT, worked=str(run.gamma)),
         "drafter": run.drafter.name,
-        "busy": busy,
+        "admitted": admitted,
+        "full": replace(run, batch=max(1, int(admitted.value))),
+        "doubtful": replace(run, alpha=CHART_ALPHAS[0]),
+        "doubtful_full": replace(run, alpha=CHART_ALPHAS[0], batch=max(1, int(admitted.value))),
+        "lossless": lossless,
+        "papers": {"leviathan": LEVIATHAN, "chen": CHEN, "eagle": EAGLE, "medusa": MEDUSA, "lookup": PROMPT_LOOKUP},
+        "per_pass_formula": "tokens per pass = (1 − α^(γ+1)) ÷ (1 − α)",
+        "speedup_formula": "speedup = (1 − α^(γ+1)) ÷ ((1 − α) × (γ × c + 1))",
+        "eagle": replace(run, drafter=DRAFTERS["eagle"]),
+        "ngram": replace(run, drafter=DRAFTERS["ngram"]),
         "all_accepted": expected_tokens(1.0, run.gamma),
         "free_draft": speedup_rule(run.alpha, run.gamma, 0.0),
     }
