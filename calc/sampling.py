@@ -105,9 +105,9 @@ class Stage:
         weights = [math.exp(x - top) if x != -math.inf else 0.0 for x in self.logits]
         total = sum(weights)
         return {label.strip(): Result(w / total, SHARE, formula="e^(logit − top logit) ÷ the same summed over the tokens left",
-                                      worked=(f"{w:.6f} ÷ {total:.6f} = {SHARE.show(w / total)}" if w
+                                      worked=(f"{w:.6f} ÷ {total:.6f} = {SHARE.show(w / total)}" if x != -math.inf
                                               else "removed: its logit is −∞, its probability 0"))
-                for label, w in zip(CANDIDATES, weights)}
+                for label, w, x in zip(CANDIDATES, weights, self.logits)}
 
 
 @dataclass(frozen=True)
@@ -128,8 +128,8 @@ class Sampled:
     @property
     def uniform(self) -> Result:
         value = random.Random(self.setting.seed).random()
-        return Result(value, FRACTION, formula="random.Random(seed).random()",
-                      worked=f"random.Random({self.setting.seed}).random() = {value:.6f}")
+        return Result(value, FRACTION, formula="the first number random.Random(seed) draws",
+                      worked=f"the first number Python's random.Random({self.setting.seed}) draws: {value:.6f}")
 
     @property
     def index(self) -> int:

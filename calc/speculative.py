@@ -73,6 +73,9 @@ def expected_tokens(alpha: float, gamma: int) -> Result:
     if alpha >= 1:
         return Result(gamma + 1, TOKENS_FINE, formula="γ + 1 when every draft is accepted",
                       worked=f"{gamma} + 1 = {TOKENS_FINE.show(gamma + 1)}")
+    if alpha <= 0:
+        return Result(1, TOKENS_FINE, formula="only the target's own token when no draft is accepted",
+                      worked=f"α of 0: no draft survives, and the pass yields the target's own token, {TOKENS_FINE.show(1)}")
     value = (1 - alpha ** (gamma + 1)) / (1 - alpha)
     return Result(value, TOKENS_FINE, formula="(1 − α^(γ+1)) ÷ (1 − α)",
                   worked=f"(1 − {plain(alpha)}^{gamma + 1}) ÷ (1 − {plain(alpha)}) = {TOKENS_FINE.show(value)}")
@@ -191,7 +194,7 @@ class Speculative:
         rules = {g: speedup_rule(self.alpha, g, self.cost.value).value for g in GAMMAS}
         best = max(rules, key=lambda g: (rules[g], -g))
         return Result(best, COUNT, formula="the γ with the largest (1 − α^(γ+1)) ÷ ((1 − α)(γc + 1))",
-                      worked=f"γ = {best}: {RATIO_FINE.show(rules[best])}, the largest for γ from 1 to {GAMMAS[-1]}")
+                      worked=f"γ of {best} gives {RATIO_FINE.show(rules[best])}, the most for any γ from 1 to {GAMMAS[-1]}")
 
     @property
     def stops(self) -> Result:
