@@ -58,12 +58,12 @@ class Drafter:
 
 
 DRAFTERS: dict[str, Drafter] = {
-    "llama-3.2-1b": Drafter("llama-3.2-1b", "Llama 3.2 1B (a draft model)", "model",
+    "llama-3.2-1b": Drafter("llama-3.2-1b", "Llama 3.2 1B draft model", "model",
                             "the same tokenizer and vocabulary as Llama 3.1; config.json in calc.models"),
-    "eagle": Drafter("eagle", "an EAGLE-style head (one layer)", "head",
+    "eagle": Drafter("eagle", "EAGLE-style head", "head",
                      EAGLE + ": a single decoder layer over the target's features, reusing its LM head; "
                              "costed here as one layer of the target's shape plus its LM head"),
-    "ngram": Drafter("ngram", "n-gram lookup (no model)", "lookup",
+    "ngram": Drafter("ngram", "n-gram lookup", "lookup",
                      PROMPT_LOOKUP + ": a string match over the tokens so far, costed as nothing"),
 }
 
