@@ -14,6 +14,7 @@ slows a full batch down.
 """
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, replace
 from functools import lru_cache
 
@@ -21,7 +22,7 @@ from . import operations, timing
 from .models import LLAMA_3_2_1B, Model
 from .roofline import decode_read
 from .stack import Stack
-from .units import COUNT, FRACTION, MS, RATIO_FINE, SHARE, TOKENS_FINE, Result, grouped, plain
+from .units import COUNT, FRACTION, MS, RATIO_FINE, SHARE, TOKENS_FINE, Result, Unit, grouped, plain
 
 LEVIATHAN = ("Leviathan, Kalman & Matias, “Fast Inference from Transformers via Speculative Decoding”, ICML 2023, "
              "arXiv:2211.17192: equation (1), Theorem 3.8, and the rejection rule of section 2.3")
@@ -34,6 +35,7 @@ MEDUSA = ("Cai, Li, Geng, Peng, Lee, Chen & Dao, “Medusa: Simple LLM Inference
 PROMPT_LOOKUP = ("Saxena, “Prompt Lookup Decoding”, 2023, https://github.com/apoorvumang/prompt-lookup-decoding; "
                  "vLLM's method \"ngram\", https://docs.vllm.ai/en/latest/features/spec_decode.html")
 GAMMAS = tuple(range(1, 11))
+COST = Unit("fraction", 1, "", 3)
 CHART_ALPHAS = (0.6, 0.7, 0.8, 0.9)
 LARGEST_BATCH = 4096
 CHART_BATCHES = timing.STEP_BATCHES
@@ -92,18 +94,23 @@ def speedup_rule(alpha: float, gamma: int, cost: float) -> Result:
 
 
 @lru_cache(maxsize=1024)
-def verify_time(stack: Stack, batch: int, gamma: int, tokens: int) -> float:
-    """One target pass over γ + 1 positions for each of `batch` sequences: the weights read once,
-    every sequence's cache read once, and the operations of batch × (γ + 1) tokens."""
+def verify_parts(stack: Stack, batch: int, gamma: int, tokens: int) -> tuple[float, float, float, float]:
+    """One target pass over γ + 1 positions for each of `batch` sequences, as the time model splits a
+    step: the weights read once and the matrix work of batch × (γ + 1) tokens, then every sequence's
+    cache read once and the attention of those tokens. Seconds: (reading, computing) for each."""
     held = stack.model.tokens_cached(tokens)
     read = decode_read(stack.model, stack.weight_precision, stack.kv_precision, batch, held)
     step = timing.decode_step(stack, batch, tokens)
     positions = batch * (gamma + 1)
     linear = positions * operations.linear_ops_per_token(stack.model).value
     attention = positions * operations.attention_ops_per_position(stack.model).value * held
-    matmuls = max(read.weights.value / step.bandwidth.value, linear / step.compute.value)
-    attending = max(read.cache.value / step.bandwidth.value, attention / step.compute.value)
-    return matmuls + attending
+    return (read.weights.value / step.bandwidth.value, linear / step.compute.value,
+            read.cache.value / step.bandwidth.value, attention / step.compute.value)
+
+
+def verify_time(stack: Stack, batch: int, gamma: int, tokens: int) -> float:
+    weights, matmuls, cache, attention = verify_parts(stack, batch, gamma, tokens)
+    return max(weights, matmuls) + max(cache, attention)
 
 
 def draft_time(stack: Stack, drafter: Drafter, batch: int, tokens: int) -> float:
@@ -147,7 +154,7 @@ class Speculative:
     def cost(self) -> Result:
         """c: a draft step over a target step, at this batch."""
         value = self.draft_step.value / self.step.value
-        return Result(value, FRACTION, formula="draft step ÷ target step",
+        return Result(value, COST, formula="draft step ÷ target step",
                       worked=f"{MS.precise(self.draft_step.value)} ÷ {MS.precise(self.step.value)} = {value:.4f}")
 
     @property
@@ -156,9 +163,11 @@ class Speculative:
 
     @property
     def verify(self) -> Result:
-        value = verify_time(self.stack, self.batch, self.gamma, self.tokens)
+        weights, matmuls, cache, attention = verify_parts(self.stack, self.batch, self.gamma, self.tokens)
+        value = max(weights, matmuls) + max(cache, attention)
         return Result(value, MS, formula="max(weights read, B × (γ + 1) tokens' matrix work) + max(cache read, their attention)",
-                      worked=f"{grouped(self.batch)} × ({self.gamma} + 1) positions in one pass: {MS.show(value)}")
+                      worked=(f"max({MS.precise(weights)}, {MS.precise(matmuls)}) + "
+                              f"max({MS.precise(cache)}, {MS.precise(attention)}) = {MS.show(value)}"))
 
     @property
     def verify_ratio(self) -> Result:
@@ -262,8 +271,9 @@ class Verification:
     @property
     def largest_gap(self) -> Result:
         value = max(abs(o - p) for o, p in zip(self.output, self.target))
+        places = "every" if value == 0 else f"{math.floor(-math.log10(value))}"
         return Result(value, FRACTION, formula="the largest |P(token) − p(token)|",
-                      worked=f"{value:.1e} (floating-point rounding: the two distributions are the same)")
+                      worked=f"all {len(self.labels)} tokens' probabilities agree with the target's to {places} decimal places")
 
     @property
     def excess(self) -> str:
