@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, replace
-from functools import lru_cache
+from functools import cached_property, lru_cache
 
 from . import operations, timing
 from .models import LLAMA_3_2_1B, Model
@@ -70,6 +70,14 @@ DRAFTERS: dict[str, Drafter] = {
 }
 
 
+def tokens_per_pass(alpha: float, gamma: int) -> float:
+    return float(gamma + 1) if alpha >= 1 else (1 - alpha ** (gamma + 1)) / (1 - alpha)
+
+
+def rule_value(alpha: float, gamma: int, cost: float) -> float:
+    return tokens_per_pass(alpha, gamma) / (gamma * cost + 1)
+
+
 def expected_tokens(alpha: float, gamma: int) -> Result:
     """Tokens one verification pass yields on average: the accepted prefix plus the target's own token."""
     if alpha >= 1:
@@ -78,7 +86,7 @@ def expected_tokens(alpha: float, gamma: int) -> Result:
     if alpha <= 0:
         return Result(1, TOKENS_FINE, formula="only the target's own token when no draft is accepted",
                       worked=f"α of 0: no draft survives, and the pass yields the target's own token, {TOKENS_FINE.show(1)}")
-    value = (1 - alpha ** (gamma + 1)) / (1 - alpha)
+    value = tokens_per_pass(alpha, gamma)
     return Result(value, TOKENS_FINE, formula="(1 − α^(γ+1)) ÷ (1 − α)",
                   worked=f"(1 − {plain(alpha)}^{gamma + 1}) ÷ (1 − {plain(alpha)}) = {TOKENS_FINE.show(value)}")
 
@@ -113,12 +121,17 @@ def verify_time(stack: Stack, batch: int, gamma: int, tokens: int) -> float:
     return max(weights, matmuls) + max(cache, attention)
 
 
+def step_time(step: timing.DecodeStep) -> float:
+    """A decode step's seconds, as timing.DecodeStep.time computes them, without its worked line."""
+    return sum(max(k.reading.value, k.computing.value) for k in (step.matmuls, step.attention))
+
+
 def draft_time(stack: Stack, drafter: Drafter, batch: int, tokens: int) -> float:
     """One draft step for `batch` sequences on the same card and time model; lookup costs nothing."""
     shape = drafter.shape(stack.model)
     if shape is None:
         return 0.0
-    return timing.decode_step(replace(stack, model=shape), batch, tokens).time.value
+    return step_time(timing.decode_step(replace(stack, model=shape), batch, tokens))
 
 
 @dataclass(frozen=True)
@@ -132,6 +145,14 @@ class Speculative:
     batch: int
     tokens: int
 
+    @cached_property
+    def _seconds(self) -> tuple[float, float, float]:
+        """An ordinary step, a draft step and a verification pass, in seconds: what every figure below
+        divides, computed once (the charts ask for many batches)."""
+        return (step_time(timing.decode_step(self.stack, self.batch, self.tokens)),
+                draft_time(self.stack, self.drafter, self.batch, self.tokens),
+                verify_time(self.stack, self.batch, self.gamma, self.tokens))
+
     @property
     def per_pass(self) -> Result:
         return expected_tokens(self.alpha, self.gamma)
@@ -143,7 +164,7 @@ class Speculative:
 
     @property
     def draft_step(self) -> Result:
-        value = draft_time(self.stack, self.drafter, self.batch, self.tokens)
+        value = self._seconds[1]
         shape = self.drafter.shape(self.stack.model)
         if shape is None:
             return Result(0.0, MS, formula="no model runs", worked=f"{self.drafter.name}: 0 ms on the time model")
@@ -153,7 +174,7 @@ class Speculative:
     @property
     def cost(self) -> Result:
         """c: a draft step over a target step, at this batch."""
-        value = self.draft_step.value / self.step.value
+        value = self._seconds[1] / self._seconds[0]
         return Result(value, COST, formula="draft step ÷ target step",
                       worked=f"{MS.precise(self.draft_step.value)} ÷ {MS.precise(self.step.value)} = {value:.4f}")
 
@@ -172,13 +193,13 @@ class Speculative:
     @property
     def verify_ratio(self) -> Result:
         """How much longer a verification pass takes than an ordinary step: 1 while memory-bound."""
-        value = self.verify.value / self.step.value
+        value = self._seconds[2] / self._seconds[0]
         return Result(value, RATIO_FINE, formula="verification pass ÷ ordinary step",
                       worked=f"{MS.precise(self.verify.value)} ÷ {MS.precise(self.step.value)} = {RATIO_FINE.show(value)}")
 
     @property
     def pass_time(self) -> Result:
-        value = self.gamma * self.draft_step.value + self.verify.value
+        value = self.gamma * self._seconds[1] + self._seconds[2]
         return Result(value, MS, formula="γ × draft step + verification pass",
                       worked=(f"{self.gamma} × {MS.precise(self.draft_step.value)} + {MS.precise(self.verify.value)} = "
                               f"{MS.show(value)}"))
@@ -186,7 +207,7 @@ class Speculative:
     @property
     def speedup(self) -> Result:
         """Tokens per second with speculation over without, on the time model at this batch."""
-        value = self.per_pass.value * self.step.value / self.pass_time.value
+        value = self.speedup_value
         return Result(value, RATIO_FINE, formula="tokens per pass × ordinary step ÷ pass time",
                       worked=(f"{self.per_pass.operand} × {MS.precise(self.step.value)} ÷ "
                               f"{MS.precise(self.pass_time.value)} = {RATIO_FINE.show(value)}"))
@@ -200,7 +221,8 @@ class Speculative:
     @property
     def best_gamma(self) -> Result:
         """The γ from 1 to 10 the rule favours at this draft cost."""
-        rules = {g: speedup_rule(self.alpha, g, self.cost.value).value for g in GAMMAS}
+        cost = self.cost.value
+        rules = {g: rule_value(self.alpha, g, cost) for g in GAMMAS}
         best = max(rules, key=lambda g: (rules[g], -g))
         return Result(best, COUNT, formula="the γ with the largest (1 − α^(γ+1)) ÷ ((1 − α)(γc + 1))",
                       worked=f"γ of {best} gives {RATIO_FINE.show(rules[best])}, the most for any γ from 1 to {GAMMAS[-1]}")
@@ -232,8 +254,13 @@ class Speculative:
             return "it does not pay even for one sequence"
         return f"it stops paying at {grouped(self.stops.value)} sequences"
 
+    @property
+    def speedup_value(self) -> float:
+        step, draft, verify = self._seconds
+        return tokens_per_pass(self.alpha, self.gamma) * step / (self.gamma * draft + verify)
+
     def at(self, batch: int) -> float:
-        return replace(self, batch=batch).speedup.value
+        return replace(self, batch=batch).speedup_value
 
 
 @dataclass(frozen=True)
@@ -289,9 +316,10 @@ def speculative(stack: Stack) -> Speculative:
 
 def gamma_curves(run: Speculative) -> dict:
     """The rule's speedup against γ for several α and the reader's, at the drafter's cost at this batch."""
+    cost = run.cost.value
     alphas = list(CHART_ALPHAS) + [run.alpha]
     names = [f"α = {plain(a)}" for a in CHART_ALPHAS] + [f"your α = {plain(run.alpha)}"]
-    curves = [{"name": name, "x": list(GAMMAS), "y": [speedup_rule(a, g, run.cost.value).value for g in GAMMAS]}
+    curves = [{"name": name, "x": list(GAMMAS), "y": [rule_value(a, g, cost) for g in GAMMAS]}
               for a, name in zip(alphas, names)]
     rows = [[str(g)] + [f"{curve['y'][i]:.2f}×" for curve in curves] for i, g in enumerate(GAMMAS)]
     return {"curves": curves, "rows": rows}
@@ -300,8 +328,9 @@ def gamma_curves(run: Speculative) -> dict:
 def batch_curves(run: Speculative) -> dict:
     """Speedup on the time model against batch, beside the rule that ignores the batch, and 1×."""
     x = list(CHART_BATCHES)
-    model = [run.at(b) for b in x]
-    rule = [speedup_rule(run.alpha, run.gamma, replace(run, batch=b).cost.value).value for b in x]
+    runs = [replace(run, batch=b) for b in x]
+    model = [r.speedup_value for r in runs]
+    rule = [rule_value(run.alpha, run.gamma, r._seconds[1] / r._seconds[0]) for r in runs]
     curves = [
         {"name": "on the time model: verification over B × (γ + 1) tokens", "x": x, "y": model},
         {"name": "the rule, the pass taken as one ordinary step", "x": x, "y": rule},
