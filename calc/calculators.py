@@ -14,7 +14,7 @@ from .fields import (CUSTOM, ACTIVATIONS, ATTENTION_LIMIT, ATTENTION_SETTING, BA
                      CONTEXT_LIMIT, CONVERSATION, HEAD_DIM, HELD, HIGH_FREQ, HIT_RATE, KV, LINK, LOW_FREQ, MFU, MODEL,
                      NUMBER, ORIGINAL, OUTPUT, PREFIX, PROMPT, REACH, ROPE_FACTOR, ROPE_THETA, ROPE_TYPE, SPREAD, TEXT_KIND,
                      UTILISATION, WEIGHTS, NumberField, beyond_positions)
-from .fields import ACCEPTANCE, DRAFTED, DRAFTER, LOGITS, MIN_P, SEED, SPEC_BATCH, TEMPERATURE, TOP_K, TOP_P
+from .fields import ACCEPTANCE, DRAFTED, DRAFTER, LOGITS, MIN_P, SEED, SPEC_BATCH, TARGET, TEMPERATURE, TOP_K, TOP_P
 from .roofline import cache_share_curves, chart_rows, decode_read
 from .stack import REFERENCE, Stack
 from .units import PERCENT, grouped
@@ -340,11 +340,23 @@ def held_within_positions(parsed: Mapping[str, Any]) -> dict[str, str]:
     return {"held": f"{beyond}, and the drafts come on top of the tokens held"} if beyond else {}
 
 
+def target_fits_the_card(parsed: Mapping[str, Any]) -> dict[str, str]:
+    """The time model prices a model the card serves: its weights must leave room for a cache."""
+    stack = stack_of(parsed, (TARGET, CARD, WEIGHTS))
+    if stack is None:
+        return {}
+    ladder = kvcache.ladder(stack)
+    if ladder.weights_fit:
+        return {}
+    return {"model": (f"{stack.model.name}'s weights ({ladder.weights}) and activation reserve do not fit "
+                      f"{stack.card.name}'s pool ({ladder.pool}): choose a larger card or a smaller precision")}
+
+
 SPECULATIVE = Calculator(
     name="speculative",
     label="Speculative decoding: tokens per pass, speedup, and the batch where it stops paying",
-    fields=(ACCEPTANCE, DRAFTED, DRAFTER, SPEC_BATCH, HELD, CARD),
-    checks=(held_within_positions,),
+    fields=(ACCEPTANCE, DRAFTED, DRAFTER, SPEC_BATCH, HELD, TARGET, CARD, WEIGHTS),
+    checks=(held_within_positions, target_fits_the_card),
     curves={"speculative-speedup": speculative_speedup, "speculative-batch": speculative_batch},
 )
 

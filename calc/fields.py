@@ -428,3 +428,7 @@ DRAFTER = ChoiceField("drafter", "Drafter", _drafters(), current=lambda s: s.spe
                       apply=_speculation("drafter"))
 SPEC_BATCH = NumberField("spec_batch", "Batch", 1, 4096, True, "sequences", current=lambda s: s.speculation.batch,
                          apply=_speculation("batch"), hint="sequences decoding together")
+TARGET = ChoiceField("model", "Target model",
+                     {k: CATALOGUE[k].name for k in ("llama-3.1-8b", "llama-3.1-70b", "llama-3.1-405b")},
+                     current=lambda s: _key(CATALOGUE, s.model), apply=lambda s, key: replace(s, model=CATALOGUE[key]),
+                     hint="Llama 3.1: the drafters share its tokenizer")

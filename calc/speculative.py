@@ -87,6 +87,9 @@ def expected_tokens(alpha: float, gamma: int) -> Result:
         return Result(1, TOKENS_FINE, formula="only the target's own token when no draft is accepted",
                       worked=f"α of 0: no draft survives, and the pass yields the target's own token, {TOKENS_FINE.show(1)}")
     value = tokens_per_pass(alpha, gamma)
+    if alpha < 0.001:  # too small to print as an operand: the power would read as 0
+        return Result(value, TOKENS_FINE, formula="(1 − α^(γ+1)) ÷ (1 − α)",
+                      worked=f"α below 0.001: nearly every draft is rejected, and a pass yields {TOKENS_FINE.show(value)}")
     return Result(value, TOKENS_FINE, formula="(1 − α^(γ+1)) ÷ (1 − α)",
                   worked=f"(1 − {plain(alpha)}^{gamma + 1}) ÷ (1 − {plain(alpha)}) = {TOKENS_FINE.show(value)}")
 

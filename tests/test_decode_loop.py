@@ -189,6 +189,13 @@ def test_verification_at_the_full_cache():
     assert full.speedup.value < full.rule.value
 
 
+def test_a_larger_target_makes_the_same_draft_cheaper():
+    # at batch 1 both steps are their bytes over the same bandwidth: 70B in fp8 reads over four times the 8B in bf16
+    answer = SPECULATIVE.run({**SPECULATIVE.defaults, "model": "llama-3.1-70b", "weights": "fp8"}, None,
+                             ["speculative.run.cost"])
+    assert answer["ok"] and float(answer["refs"]["speculative.run.cost"][0]) < facts()["speculative"]["run"].cost.value / 4
+
+
 def test_the_break_even_batch_is_where_the_speedup_crosses_one():
     doubtful = facts()["speculative"]["doubtful"]
     stops = int(doubtful.stops.value)
@@ -235,6 +242,7 @@ def test_the_sampling_calculator_refuses_nonsense(values, field):
 @pytest.mark.parametrize("values, field", [
     ({"acceptance": "1.2"}, "acceptance"), ({"drafted": "0"}, "drafted"), ({"drafted": "2.5"}, "drafted"),
     ({"spec_batch": "0"}, "spec_batch"), ({"drafter": "gpt-5"}, "drafter"), ({"held": "131070"}, "held"),
+    ({"model": "llama-3.1-70b"}, "model"), ({"model": "mixtral-8x7b"}, "model"),
 ])
 def test_the_speculative_calculator_refuses_nonsense(values, field):
     answer = SPECULATIVE.run({**SPECULATIVE.defaults, **values}, None, ["speculative.run.speedup"])
@@ -279,6 +287,8 @@ def test_the_sampler_follows_cpython(decode_page, inputs):
 @pytest.mark.parametrize("inputs", [
     {"acceptance": "0.6", "drafted": "3", "drafter": "eagle", "spec_batch": "64", "held": "500", "card": "h100-sxm"},
     {"acceptance": "0.95", "drafted": "8", "drafter": "llama-3.2-1b", "spec_batch": "1", "held": "8000", "card": "l4"},
+    {"acceptance": "0.7", "drafted": "5", "drafter": "llama-3.2-1b", "spec_batch": "32", "model": "llama-3.1-70b",
+     "weights": "fp8", "card": "h100-sxm"},
 ])
 def test_speculation_follows_cpython(decode_page, inputs):
     page = decode_page.page
@@ -292,7 +302,7 @@ def test_speculation_follows_cpython(decode_page, inputs):
     (SAMPLER, SAMPLING, "top_p", "0"), (SAMPLER, SAMPLING, "top_p", "1.01"), (SAMPLER, SAMPLING, "top_k", "-1"),
     (SAMPLER, SAMPLING, "temperature", "-1"), (SAMPLER, SAMPLING, "logit_1", "3,5"), (SAMPLER, SAMPLING, "seed", ""),
     (SPEC, SPECULATIVE, "acceptance", "1.5"), (SPEC, SPECULATIVE, "drafted", "0"), (SPEC, SPECULATIVE, "spec_batch", "lots"),
-    (SPEC, SPECULATIVE, "held", "131072"),
+    (SPEC, SPECULATIVE, "held", "131072"), (SPEC, SPECULATIVE, "model", "llama-3.1-405b"),
 ])
 def test_bad_input_gets_a_message(decode_page, calculator, declared, field, value):
     page = decode_page.page
