@@ -28,13 +28,14 @@ VLLM_SAMPLER = "https://github.com/vllm-project/vllm/blob/main/vllm/v1/sample/sa
 VLLM_PENALTIES = "https://github.com/vllm-project/vllm/blob/main/vllm/model_executor/layers/utils.py (apply_penalties)"
 OPENAI_PENALTIES = ("https://platform.openai.com/docs/advanced-usage "
                     "(frequency and presence penalties: mu[j] − c[j] × α_frequency − 1[c[j] > 0] × α_presence)")
-HF_WARPERS = "https://huggingface.co/docs/transformers/main_classes/text_generation (GenerationConfig; logits warpers)"
-# Stopping: Llama 3.1 8B Instruct's end-of-sequence ids, from its generation_config.json
-# (https://huggingface.co/meta-llama/Llama-3.1-8B-Instruct/blob/main/generation_config.json):
+HF_WARPERS = ("https://github.com/huggingface/transformers/blob/main/src/transformers/generation/utils.py "
+              "(GenerationMixin._get_logits_processor: temperature, top-k, top-p, then min-p)")
+GENERATION_CONFIG = "https://huggingface.co/meta-llama/Llama-3.1-8B-Instruct/blob/main/generation_config.json"
+VLLM_SAMPLING_PARAMS = "https://github.com/vllm-project/vllm/blob/main/vllm/sampling_params.py"
+# Stopping: Llama 3.1 8B Instruct's end-of-sequence ids, from its generation_config.json (GENERATION_CONFIG):
 # <|end_of_text|>, <|eom_id|> (end of a tool-calling message) and <|eot_id|> (end of turn).
 LLAMA_3_1_EOS = ((128001, "<|end_of_text|>"), (128008, "<|eom_id|>"), (128009, "<|eot_id|>"))
-# vLLM's SamplingParams.max_tokens default for offline generation
-# (https://github.com/vllm-project/vllm/blob/main/vllm/sampling_params.py: max_tokens = 16).
+# vLLM's SamplingParams.max_tokens default for offline generation (VLLM_SAMPLING_PARAMS: max_tokens = 16).
 VLLM_MAX_TOKENS = 16
 
 
@@ -281,4 +282,6 @@ def section(stack: Stack) -> dict[str, object]:
         "eos": ", ".join(f"{i} {name}" for i, name in LLAMA_3_1_EOS),
         "eos_count": len(LLAMA_3_1_EOS),
         "max_tokens": VLLM_MAX_TOKENS,
+        "sources": {"sampler": VLLM_SAMPLER, "penalties": VLLM_PENALTIES, "openai": OPENAI_PENALTIES,
+                    "hf": HF_WARPERS, "generation_config": GENERATION_CONFIG, "sampling_params": VLLM_SAMPLING_PARAMS},
     }
