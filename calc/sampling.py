@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import math
 import random
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from .stack import Sampling, Stack
 from .units import COUNT, FRACTION, SHARE, Result, grouped, plain
@@ -190,7 +190,7 @@ class Sampled:
 
 def sample(setting: Sampling) -> Sampled:
     """The five stages: logits, temperature, min-p, top-k, top-p. Greedy stops after the first."""
-    raw = tuple(float(x) for x in setting.logits)
+    raw = tuple(float(x) for x in setting.logits)  # a grammar mask may already hold −∞
     stages = [Stage("logits", "the model's logits (temperature 1)", raw)]
     if setting.temperature < GREEDY_BELOW:
         best = raw.index(max(raw))
@@ -208,6 +208,17 @@ def sample(setting: Sampling) -> Sampled:
     after_top_p = _removing(after_top_k, top_p_keep(after_top_k, setting.top_p))
     stages.append(Stage("top_p", f"top-p {plain(setting.top_p)}", after_top_p))
     return Sampled(setting, tuple(stages))
+
+
+# Constrained decoding's example: a schema whose field allows only these two of the six candidates.
+ALLOWED = (" sofa", " roof")
+
+
+def constrained(setting: Sampling, allowed: tuple[str, ...] = ALLOWED) -> Sampled:
+    """The same sampler after a grammar mask: every token the grammar forbids gets −∞ first, as an
+    engine applies the mask before penalties, temperature and the filters."""
+    masked = tuple(x if label in allowed else -math.inf for label, x in zip(CANDIDATES, setting.logits))
+    return sample(replace(setting, logits=masked))
 
 
 def penalised(logit: float, in_prompt: bool, output_count: int, repetition: float, frequency: float,
@@ -279,6 +290,7 @@ def section(stack: Stack) -> dict[str, object]:
             "seed": Result(setting.seed, COUNT, worked=grouped(setting.seed)),
         },
         "penalty": PenaltyExample(),
+        "constrained": {"allowed": ", ".join(f"“{a}”" for a in ALLOWED), "sampled": constrained(setting)},
         "eos": ", ".join(f"{i} {name}" for i, name in LLAMA_3_1_EOS),
         "eos_count": len(LLAMA_3_1_EOS),
         "max_tokens": VLLM_MAX_TOKENS,

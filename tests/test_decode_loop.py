@@ -114,6 +114,13 @@ def test_no_setting_filters_every_token():
         assert sampled.final.probabilities[sampled.index] > 0
 
 
+def test_a_grammar_mask_renormalises_what_it_allows():
+    masked = sampling.constrained(REFERENCE.sampling, (" sofa", " roof"))
+    sofa = math.exp(3.0 / 0.6) / (math.exp(3.0 / 0.6) + math.exp(1.8 / 0.6))   # min-p, top-k and top-p keep both
+    assert masked.final.probabilities == pytest.approx([0, 0, sofa, 0, 1 - sofa, 0])
+    assert masked.token == "“ sofa”"
+
+
 def test_penalties_by_their_definitions():
     # OpenAI: mu[j] − c[j] × α_frequency − 1[c[j] > 0] × α_presence; vLLM's repetition: a positive logit ÷ penalty
     assert sampling.penalised(4.0, False, 3, 1.0, 0.5, 0.5) == 4.0 - 0.5 * 3 - 0.5
