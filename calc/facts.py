@@ -302,6 +302,8 @@ SECTIONS: dict[str, Callable[[Stack, "Facts"], object]] = {
     "lora": lambda stack, made: _lora(stack),
     "batching": lambda stack, made: _batching(),
     "startup": lambda stack, made: _startup(stack),
+    "sampling": lambda stack, made: _sampling(stack),
+    "speculative": lambda stack, made: _speculative(stack),
 }
 
 
@@ -389,6 +391,15 @@ def _batching() -> object:
 def _startup(stack: Stack) -> object:
     from . import startup
     return startup.section(stack)
+
+def _sampling(stack: Stack) -> object:
+    from . import sampling
+    return sampling.section(stack)
+
+
+def _speculative(stack: Stack) -> object:
+    from . import speculative
+    return speculative.section(stack)
 
 
 class Facts(Mapping[str, object]):
