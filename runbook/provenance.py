@@ -5,9 +5,9 @@ or a datasheet line), its source, and the document that derives it.
 calc's results carry their arithmetic as text, not links to their operands; the operands are found
 here by what they print, among the facts of the result's own section and the reference stack's
 inputs (its model config, its card's datasheet, its named assumptions). An operand several of them
-print goes to the nearest (the longest shared prefix of names); a bare number (32, 8, 16: many
-things print those) only to a fact beside the result, and only if it is the one there; anything
-else is left as arithmetic, never guessed.
+print goes to the nearest (the longest shared prefix of names); a bare number below ten to nothing,
+and up to four digits (32, 128: many things print those) only to a sibling of the result, and only
+if it is the one there; anything else is left as arithmetic, never guessed.
 """
 from __future__ import annotations
 
@@ -41,14 +41,23 @@ class Provenance:
     def inputs(self, path: str) -> list[str]:
         """The facts a result's arithmetic is made of, in the order it uses them."""
         value = self.facts.get(path)
-        if not isinstance(value, Result) or not value.worked or " = " not in value.worked and "→" not in value.worked:
+        if not isinstance(value, Result) or not value.worked:
             return []
+        if value.worked == str(value):  # a given: the stack's own fact it repeats, whose source is known
+            same = sorted((p for p in self.printed.get(str(value), []) if p.startswith(GIVEN) and p != path), key=len)
+            return same[:1]
         left = value.worked.split(" = ", 1)[0]
         found: list[str] = []
         for operand in OPERAND.findall(left):
-            bare = not any(c.isalpha() or c in "%×" for c in operand)
+            # A bare number below ten is anything; up to four digits (32, 128, 256), only a sibling
+            # of the result's; a long one (14,336) is distinctive wherever it is.
+            number = float(operand.replace(",", "")) if not any(c.isalpha() or c in "%×" for c in operand) else None
+            if number is not None and number < 10:
+                continue
+            bare = number is not None and number < 10_000
+            siblings = path.count(".")
             near = [p for p in self.printed.get(operand.strip(), []) if p != path
-                    and (_shared(p, path) >= 2 if bare else _shared(p, path) >= 1 or p.startswith(GIVEN))]
+                    and (_shared(p, path) >= siblings if bare else _shared(p, path) >= 1 or p.startswith(GIVEN))]
             # A number several nearby facts print is left as arithmetic rather than guessed.
             best = max(near, key=lambda p: (_shared(p, path), -len(p)), default=None)
             ties = [p for p in near if _shared(p, path) == _shared(best, path)] if best else []
@@ -102,29 +111,26 @@ def source_of(path: str, namespace: Mapping[str, Any]) -> str:
                 owner = owner[part] if isinstance(owner, Mapping) else getattr(owner, part)
         except (KeyError, AttributeError):
             continue
-        source = getattr(owner, "source", None)
-        if isinstance(source, str) and source:
-            return source
+        field = parts[i]
+        for name in (f"{field.split('_')[0]}_source", "source"):  # card.cuda_capacity → card.cuda_source
+            source = getattr(owner, name, None)
+            if isinstance(source, str) and source:
+                return source
     return ""
 
 
 def deriving_documents(pages: list[Page]) -> dict[str, str]:
-    """Each fact's home: the first document, in reading order, that shows its arithmetic (a worked
-    line), or else the first that shows it at all."""
-    worked: dict[str, str] = {}
-    shown: dict[str, str] = {}
+    """Each section of facts' home: the document that refers to that section most (the ladder's
+    is document 06, the time model's 05), earlier documents winning ties."""
+    counts: dict[str, dict[str, int]] = {}
     for page in pages:
-        number = page.entry.number
         for children, _ in page.inline_runs():
             for token in children:
                 if token.type == "calc_ref" and "ref" in token.meta:
-                    path, _, spec = token.meta["ref"].partition("|")
-                    (worked if spec.strip() == "worked" else shown).setdefault(path, number)
-        for token in page.tokens:
-            if token.type == "directive" and token.info == "worked":
-                for path in token.content.partition("|")[0].split(","):
-                    worked.setdefault(path.strip(), number)
-    return {**shown, **worked}
+                    section = token.meta["ref"].split(".", 1)[0]
+                    mentions = counts.setdefault(section, {})
+                    mentions[page.entry.number] = mentions.get(page.entry.number, 0) + 1
+    return {section: max(sorted(mentions), key=lambda number: mentions[number]) for section, mentions in counts.items()}
 
 
 @dataclass(frozen=True)
@@ -157,7 +163,7 @@ def popovers(pages: list[Page], provenance: Provenance, namespace: Mapping[str, 
             entry["inputs"] = inputs
         if source := source_of(path, namespace):
             entry["source"] = source
-        if path in homes:
-            entry["home"] = homes[path]
+        if path.split(".", 1)[0] in homes:
+            entry["home"] = homes[path.split(".", 1)[0]]
         facts[path] = entry
     return json.dumps({"facts": facts, "documents": documents}, ensure_ascii=False, separators=(",", ":"))

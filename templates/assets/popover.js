@@ -18,6 +18,7 @@ runbookDocuments(function () {
   document.body.append(pop);
   let anchor = null;
   let trail = [];
+  let returning = false; // focus handed back to the number on Escape does not reopen it
 
   document.querySelectorAll(".ref").forEach((node) => {
     node.tabIndex = 0;
@@ -108,11 +109,12 @@ runbookDocuments(function () {
   function close(refocus) {
     if (pop.hidden) return;
     pop.hidden = true;
-    if (anchor) {
-      anchor.setAttribute("aria-expanded", "false");
-      if (refocus) anchor.focus();
-    }
+    const was = anchor;
     anchor = null;
+    if (was) {
+      was.setAttribute("aria-expanded", "false");
+      if (refocus) { returning = true; was.focus(); returning = false; }
+    }
   }
 
   function focusFirst() {
@@ -128,8 +130,8 @@ runbookDocuments(function () {
   });
   document.addEventListener("focusin", (event) => {
     const node = event.target.closest && event.target.closest(".ref");
-    if (node) open(node);
-    else if (!pop.contains(event.target)) close(false);
+    if (node && !returning) open(node);
+    else if (!node && !pop.contains(event.target)) close(false);
   });
   document.addEventListener("keydown", (event) => {
     const node = event.target.closest && event.target.closest(".ref");
