@@ -93,6 +93,8 @@ class CapacityPlan:
     prefill_cards: Result
     decode_cards: Result
     busy_cards: Result
+    decode_as_flops: Result
+    understated: Result
     compute_gpus: Result
     load: Result
     binding: str
@@ -137,6 +139,13 @@ def plan(stack: Stack) -> CapacityPlan:
     busy = prefill_cards.value + decode_cards.value
     busy_cards = Result(busy, RATIO, formula="prefill card-seconds per second + decode card-seconds per second",
                         worked=f"{prefill_cards.operand} + {decode_cards.operand} = {RATIO.show(busy)}")
+    per_token_ops = step.ops.value / step.read.batch
+    flop_value = rate * (traffic.output_p50 - 1) * per_token_ops / step.compute.value
+    decode_as_flops = Result(flop_value, RATIO, formula="requests per second × decode tokens × operations per token ÷ achieved compute",
+                             worked=(f"{grouped(rate, 2).rstrip('0').rstrip('.')} × {grouped(traffic.output_p50 - 1)} × "
+                                     f"{grouped(per_token_ops / 1e9, 2)} GFLOP ÷ {step.compute.operand} = {RATIO.show(flop_value)}"))
+    understated = Result(decode_cards.value / flop_value, RATIO, formula="decode card time ÷ decode costed as operations",
+                         worked=f"{decode_cards.operand} ÷ {decode_as_flops.operand} = {RATIO.show(decode_cards.value / flop_value)}")
     compute = card_count(busy, 1, target, "busy cards", f"{grouped(busy, 2)}")
     compute = replace(compute, formula="⌈(prefill + decode card-seconds per second) ÷ target⌉")
 
@@ -178,6 +187,7 @@ def plan(stack: Stack) -> CapacityPlan:
         resident_cache=resident_cache, per_replica=per_replica, memory_gpus=memory,
         batch=given(batch, COUNT, "sequences decoding on one card within the ITL promise"), step=step,
         prefill=prefill, prefill_cards=prefill_cards, decode_cards=decode_cards, busy_cards=busy_cards,
+        decode_as_flops=decode_as_flops, understated=understated,
         compute_gpus=compute, load=load, binding=binding, fleet=fleet, nodes=nodes, bought=bought,
         cost_hour=cost_hour, cost_month=cost_month, tokens_month=tokens_month, per_million=per_million,
         ttft_p95=ttft_p95, ttft_met=ttft_p95.value <= stack.promise.ttft_p95_s, itl_met=batch >= 1,

@@ -120,7 +120,9 @@ class Headroom:
     a queue's wait grows as 1 ÷ (1 − load), so past about eight tenths a small burst costs a large
     wait; document 15 measures where the knee falls). `spares`: replicas beyond the load, so one
     card can fail or be drained for an upgrade at peak (N+1). `node`: cards per server, the unit
-    they are bought or rented in (an HGX H100 board carries eight). `average_load`: the month's
+    they are bought or rented in (H100 SXM servers carry eight: MLCommons inference v3.1 lists
+    accelerators_per_node 8 for Dell's XE9680, https://github.com/mlcommons/inference_results_v3.1/blob/main/closed/Dell/systems/XE9680_H100_SXM_80GBx8_TRT.json,
+    as for NVIDIA's DGX H100). `average_load`: the month's
     average traffic as a share of the peak, which sets the tokens the fixed bill is spread over (an
     assumption for an interactive product with a daily cycle; measure your own).
     """
