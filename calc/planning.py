@@ -20,18 +20,20 @@ from dataclasses import dataclass, replace
 from . import kvcache, timing
 from .precision import FP8
 from .stack import Stack, Workload
-from .units import COUNT, GIB_HELD, MS, PERCENT, RATIO, SECONDS, TIMES, TOKENS, Result, Unit, given, grouped
+from .units import COUNT, GIB_HELD, MS, MS_WHOLE, PERCENT, RATIO, SECONDS, TIMES, TOKENS, Result, Unit, given, grouped
 
 HOURS_PER_YEAR = 365 * 24
 USD = Unit("USD", 1, "", 0)
 USD_CENTS = Unit("USD", 1, "", 2)
 BILLIONS = Unit("billion", 1e9, "billion", 1)
+CARDS = Unit("cards", 1, "cards", 2)
 # Two average loads to show that the bill per token follows utilisation (an illustration).
 QUIET_LOAD, BUSY_LOAD = 0.20, 0.50
 
 
 def dollars(value: float, unit: Unit = USD) -> str:
-    return "$" + unit.show(value)
+    """Dollars in a worked line: the currency as a word after the number, so the line reads as arithmetic."""
+    return unit.show(value) + " USD"
 
 
 def ceiling(value: float) -> int:
@@ -61,6 +63,12 @@ def card_count(demand: float, per_card: float, target: float, what: str, shown: 
     value = ceiling(demand / (per_card * target))
     return Result(value, COUNT, formula=f"⌈{what} ÷ (per card × target)⌉",
                   worked=f"⌈{shown} ÷ {grouped(target, 2)}⌉ = ⌈{grouped(demand / (per_card * target), 2)}⌉ = {value}")
+
+
+def in_cards(share: Result) -> Result:
+    """Card-seconds per second, which is a number of cards kept busy."""
+    arithmetic = share.worked.rpartition(" = ")[0]
+    return Result(share.value, CARDS, formula=share.formula, worked=f"{arithmetic} = {CARDS.show(share.value)}")
 
 
 def batch_within_promise(stack: Stack, admitted: int, context: int) -> int:
@@ -135,15 +143,15 @@ def plan(stack: Stack) -> CapacityPlan:
     from .facts import traffic_load
     load_cards = traffic_load(replace(stack, workload=Workload(traffic.prompt_p50, traffic.output_p50, batch)),
                               prefill, step)
-    prefill_cards, decode_cards = load_cards["prefill_cards"], load_cards["decode_cards"]
+    prefill_cards, decode_cards = (in_cards(load_cards["prefill_cards"]), in_cards(load_cards["decode_cards"]))
     busy = prefill_cards.value + decode_cards.value
-    busy_cards = Result(busy, RATIO, formula="prefill card-seconds per second + decode card-seconds per second",
-                        worked=f"{prefill_cards.operand} + {decode_cards.operand} = {RATIO.show(busy)}")
+    busy_cards = Result(busy, CARDS, formula="prefill card-seconds per second + decode card-seconds per second",
+                        worked=f"{prefill_cards.operand} + {decode_cards.operand} = {CARDS.show(busy)}")
     per_token_ops = step.ops.value / step.read.batch
     flop_value = rate * (traffic.output_p50 - 1) * per_token_ops / step.compute.value
-    decode_as_flops = Result(flop_value, RATIO, formula="requests per second × decode tokens × operations per token ÷ achieved compute",
+    decode_as_flops = Result(flop_value, CARDS, formula="requests per second × decode tokens × operations per token ÷ achieved compute",
                              worked=(f"{grouped(rate, 2).rstrip('0').rstrip('.')} × {grouped(traffic.output_p50 - 1)} × "
-                                     f"{grouped(per_token_ops / 1e9, 2)} GFLOP ÷ {step.compute.operand} = {RATIO.show(flop_value)}"))
+                                     f"{grouped(per_token_ops / 1e9, 2)} GFLOP ÷ {step.compute.operand} = {CARDS.show(flop_value)}"))
     understated = Result(decode_cards.value / flop_value, RATIO, formula="decode card time ÷ decode costed as operations",
                          worked=f"{decode_cards.operand} ÷ {decode_as_flops.operand} = {RATIO.show(decode_cards.value / flop_value)}")
     compute = card_count(busy, 1, target, "busy cards", f"{grouped(busy, 2)}")
@@ -153,7 +161,8 @@ def plan(stack: Stack) -> CapacityPlan:
     binding = ("both paths, equally" if memory.value == compute.value
                else "the cache (memory)" if memory.value > compute.value else "card time (compute)")
     load = Result(load_value, COUNT, formula="the larger of the two paths",
-                  worked=f"max({grouped(memory.value)}, {grouped(compute.value)}) = {grouped(load_value)}")
+                  worked=(f"max({grouped(memory.value)} cards, {grouped(compute.value)} cards) = "
+                          f"{grouped(load_value)} cards"))
     fleet_value = load_value + headroom.spares
     fleet = Result(fleet_value, COUNT, formula="load + spares",
                    worked=f"{grouped(load_value)} + {headroom.spares} = {grouped(fleet_value)}")
@@ -166,7 +175,7 @@ def plan(stack: Stack) -> CapacityPlan:
     price = stack.price.gpu_hour_usd
     hour = bought_value * price
     cost_hour = Result(hour, USD_CENTS, formula="cards bought × price per GPU-hour",
-                       worked=f"{grouped(bought_value)} × ${grouped(price, 2)} = {dollars(hour, USD_CENTS)}")
+                       worked=f"{grouped(bought_value)} × {dollars(price, USD_CENTS)} = {dollars(hour, USD_CENTS)}")
     month_hours = HOURS_PER_YEAR / 12
     month = hour * month_hours
     cost_month = Result(month, USD, formula="per hour × hours in a month (8,760 ÷ 12)",
@@ -176,10 +185,10 @@ def plan(stack: Stack) -> CapacityPlan:
     tokens_month = Result(tokens_month_value, BILLIONS,
                           formula="rate × average load × tokens per request × seconds in a month",
                           worked=(f"{grouped(rate, 2).rstrip('0').rstrip('.')} × {grouped(headroom.average_load, 2)} × "
-                                  f"{grouped(request)} × {grouped(month_hours * 3600)} = {BILLIONS.show(tokens_month_value)}"))
+                                  f"{grouped(request)} × {grouped(month_hours * 3600)} = {grouped(tokens_month_value)} tokens"))
     per_million_value = month / tokens_month_value * 1e6
     per_million = Result(per_million_value, USD_CENTS, formula="monthly cost ÷ tokens a month × 1,000,000",
-                         worked=f"{dollars(month)} ÷ {BILLIONS.show(tokens_month_value)} tokens × 1,000,000 = "
+                         worked=f"{dollars(month)} ÷ {grouped(tokens_month_value)} tokens × 1,000,000 = "
                                 f"{dollars(per_million_value, USD_CENTS)}")
     ttft_p95 = timing.prefill_time(stack, traffic.prompt_p95)
     return CapacityPlan(
@@ -217,7 +226,7 @@ def sensitivities(stack: Stack) -> dict[str, Sensitivity]:
                                     replace(stack, traffic=replace(traffic, prompt_p50=traffic.prompt_p95))),
         "double_rate": sensitivity(f"peak rate doubles ({grouped(2 * traffic.requests_per_s, 1).removesuffix('.0')} req/s)",
                                    replace(stack, traffic=replace(traffic, requests_per_s=2 * traffic.requests_per_s))),
-        "looser_itl": sensitivity(f"ITL promise doubles ({MS.show(2 * promise.itl_p95_s)})",
+        "looser_itl": sensitivity(f"ITL promise doubles ({MS_WHOLE.show(2 * promise.itl_p95_s)})",
                                   replace(stack, promise=replace(promise, itl_p95_s=2 * promise.itl_p95_s))),
         "fp8_cache": sensitivity("an fp8 KV cache", replace(stack, kv_precision=FP8)),
     }
@@ -243,7 +252,7 @@ def utilisation_lever(stack: Stack, made: CapacityPlan) -> dict[str, Result]:
     }
 
 
-RATE_STEPS = 16
+RATE_STEPS = 32
 
 
 def gpus_against_rate(stack: Stack) -> dict:

@@ -315,10 +315,10 @@ def swap_vs_recompute(namespace: Mapping[str, Any]) -> dict[str, Any]:
 
 
 GPU_STYLES = [
-    {"line": {"color": "#0f766e", "width": 3, "shape": "hv"}, "mode": "lines+markers", "marker": {"size": 6}},
-    {"line": {"color": "#b45309", "width": 3, "shape": "hv", "dash": "dot"}, "mode": "lines+markers",
+    {"line": {"color": "#0f766e", "width": 3, "shape": "vh"}, "mode": "lines+markers", "marker": {"size": 6}},
+    {"line": {"color": "#b45309", "width": 3, "shape": "vh", "dash": "dot"}, "mode": "lines+markers",
      "marker": {"size": 6, "symbol": "square"}},
-    {"line": {"color": "#1c1917", "width": 4, "shape": "hv"}, "mode": "lines"},
+    {"line": {"color": "#1c1917", "width": 4, "shape": "vh"}, "mode": "lines"},
     {"line": {"color": "#57534e", "width": 2, "dash": "dash"}, "mode": "lines"},
 ]
 
