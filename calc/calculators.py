@@ -330,10 +330,11 @@ def plan_possible(parsed: Mapping[str, Any]) -> dict[str, str]:
                          f"{stack.card.name}'s pool ({ladder.pool}); this plan puts one replica on one card "
                          f"(document 11 splits a model across cards)")}
     from . import planning
-    made = planning.plan(stack)
-    if made.per_replica.value < 1:
-        return {"prompt_p50": (f"a median request ({made.request_tokens}) needs {made.per_request} of cache, more "
+    tokens, per_request, per_replica = planning.median_requests_per_replica(stack)
+    if per_replica.value < 1:
+        return {"prompt_p50": (f"a median request ({tokens}) needs {per_request} of cache, more "
                                f"than one replica's KV budget ({ladder.kv_budget})")}
+    made = planning.plan(stack)
     if not made.itl_met:
         one = timing.decode_step(stack, 1, traffic.prompt_p50 + traffic.output_p50 // 2).time
         return {"itl": f"one sequence's decode step alone takes {one} on {stack.card.name}: no batch meets an ITL of {stack.promise.itl_p95_s * 1000:g} ms"}

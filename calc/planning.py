@@ -71,6 +71,16 @@ def in_cards(share: Result) -> Result:
     return Result(share.value, CARDS, formula=share.formula, worked=f"{arithmetic} = {CARDS.show(share.value)}")
 
 
+def median_requests_per_replica(stack: Stack) -> tuple[Result, Result, Result]:
+    """A median request (prompt p50 + output p50) in whole blocks, its cache, and how many of them one
+    replica's KV budget admits: what Little's Law's residents are set against."""
+    held = stack.model.tokens_cached(stack.traffic.prompt_p50 + stack.traffic.output_p50)
+    ladder = kvcache.ladder(stack)
+    tokens = kvcache.tokens_in_blocks(held, stack.block_size)
+    return (tokens, kvcache.bytes_paged(ladder.per_token, held, stack.block_size),
+            kvcache.users_by_tokens(ladder.token_capacity, tokens))
+
+
 def batch_within_promise(stack: Stack, admitted: int, context: int) -> int:
     """The largest batch up to `admitted` whose decode step meets the ITL promise (0 if none does)."""
     promise = stack.promise.itl_p95_s
@@ -123,15 +133,10 @@ def plan(stack: Stack) -> CapacityPlan:
     rate, target = traffic.requests_per_s, headroom.target
     in_system = time_in_system(stack)
     residents = resident_requests(rate, in_system)
-    ladder = kvcache.ladder(stack)
-    tokens = kvcache.tokens_in_blocks(stack.model.tokens_cached(traffic.prompt_p50 + traffic.output_p50),
-                                      stack.block_size)
-    per_request = kvcache.bytes_paged(ladder.per_token, stack.model.tokens_cached(traffic.prompt_p50 + traffic.output_p50),
-                                      stack.block_size)
+    tokens, per_request, per_replica = median_requests_per_replica(stack)
     resident_cache = Result(residents.value * per_request.value, GIB_HELD, formula="resident requests × cache per request",
                             worked=f"{grouped(residents.value, 1)} × {per_request.operand} = "
                                    f"{GIB_HELD.show(residents.value * per_request.value)}")
-    per_replica = kvcache.users_by_tokens(ladder.token_capacity, tokens)
     memory = card_count(residents.value, per_replica.value, target, "resident requests",
                         f"({grouped(residents.value, 1)} ÷ {grouped(per_replica.value)})")
     memory = replace(memory, formula="⌈resident requests ÷ (requests one replica's cache admits × target)⌉")
