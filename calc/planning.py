@@ -16,17 +16,19 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, replace
+from functools import lru_cache
 
 from . import kvcache, timing
 from .precision import FP8
 from .stack import Stack, Workload
-from .units import COUNT, GIB_HELD, MS, MS_WHOLE, PERCENT, RATIO, SECONDS, TIMES, TOKENS, Result, Unit, given, grouped
+from .units import COUNT, GIB_HELD, MS, MS_WHOLE, PERCENT, RATIO, SECONDS, TIMES, TOKENS, Result, Unit, given, grouped, plain
 
 HOURS_PER_YEAR = 365 * 24
 USD = Unit("USD", 1, "", 0)
-USD_CENTS = Unit("USD", 1, "", 2)
+USD_CENTS = Unit("USD", 1, "", 2, significant=2)
 BILLIONS = Unit("billion", 1e9, "billion", 1)
-CARDS = Unit("cards", 1, "cards", 2)
+CARDS = Unit("cards", 1, "cards", 2, significant=2)
+PLAIN = Unit("number", 1, "", 1)
 # Two average loads to show that the bill per token follows utilisation (an illustration).
 QUIET_LOAD, BUSY_LOAD = 0.20, 0.50
 
@@ -56,13 +58,13 @@ def resident_requests(rate: float, in_system: Result) -> Result:
     """Little's Law: requests in the system = arrival rate × time each spends there."""
     value = rate * in_system.value
     return Result(value, COUNT, formula="arrival rate × time in system (Little's Law)",
-                  worked=f"{grouped(rate, 2).rstrip('0').rstrip('.')} /s × {in_system.operand} = {grouped(value, 1)}")
+                  worked=f"{plain(rate)} /s × {in_system.operand} = {PLAIN.precise(value)}")
 
 
 def card_count(demand: float, per_card: float, target: float, what: str, shown: str) -> Result:
     value = ceiling(demand / (per_card * target))
     return Result(value, COUNT, formula=f"⌈{what} ÷ (per card × target)⌉",
-                  worked=f"⌈{shown} ÷ {grouped(target, 2)}⌉ = ⌈{grouped(demand / (per_card * target), 2)}⌉ = {value}")
+                  worked=f"⌈{shown} ÷ {plain(target)}⌉ = ⌈{PLAIN.precise(demand / (per_card * target))}⌉ = {value}")
 
 
 def in_cards(share: Result) -> Result:
@@ -82,16 +84,26 @@ def median_requests_per_replica(stack: Stack) -> tuple[Result, Result, Result]:
 
 
 def batch_within_promise(stack: Stack, admitted: int, context: int) -> int:
-    """The largest batch up to `admitted` whose decode step meets the ITL promise (0 if none does)."""
+    """The largest batch up to `admitted` whose decode step meets the ITL promise (0 if none does).
+    A step is max(weights' read, batch × matrix work) + batch × the longer of one sequence's cache
+    read and attention work, so the bound is solved in closed form from one sequence's step, then
+    confirmed against the time model's own step at the edge."""
     promise = stack.promise.itl_p95_s
-    low, high = 0, admitted
-    while low < high:
-        middle = (low + high + 1) // 2
-        if timing.decode_step(stack, middle, context).time.value <= promise:
-            low = middle
-        else:
-            high = middle - 1
-    return low
+    one = timing.decode_step(stack, 1, context)
+    weights, matrix = one.matmuls.reading.value, one.matmuls.computing.value
+    per_sequence = max(one.attention.reading.value, one.attention.computing.value)
+    read_bound = (promise - weights) / per_sequence
+    batch = read_bound if read_bound * matrix <= weights else promise / (matrix + per_sequence)
+    batch = max(0, min(admitted, math.floor(batch)))
+
+    def meets(size: int) -> bool:
+        return timing.decode_step(stack, size, context).time.value <= promise
+
+    while batch > 0 and not meets(batch):
+        batch -= 1
+    while batch < admitted and meets(batch + 1):
+        batch += 1
+    return batch
 
 
 @dataclass(frozen=True)
@@ -128,6 +140,7 @@ class CapacityPlan:
     itl_met: bool
 
 
+@lru_cache(maxsize=64)
 def plan(stack: Stack) -> CapacityPlan:
     traffic, headroom = stack.traffic, stack.headroom
     rate, target = traffic.requests_per_s, headroom.target
@@ -135,10 +148,10 @@ def plan(stack: Stack) -> CapacityPlan:
     residents = resident_requests(rate, in_system)
     tokens, per_request, per_replica = median_requests_per_replica(stack)
     resident_cache = Result(residents.value * per_request.value, GIB_HELD, formula="resident requests × cache per request",
-                            worked=f"{grouped(residents.value, 1)} × {per_request.operand} = "
+                            worked=f"{PLAIN.precise(residents.value)} × {per_request.operand} = "
                                    f"{GIB_HELD.show(residents.value * per_request.value)}")
     memory = card_count(residents.value, per_replica.value, target, "resident requests",
-                        f"({grouped(residents.value, 1)} ÷ {grouped(per_replica.value)})")
+                        f"({PLAIN.precise(residents.value)} ÷ {grouped(per_replica.value)})")
     memory = replace(memory, formula="⌈resident requests ÷ (requests one replica's cache admits × target)⌉")
 
     context = traffic.prompt_p50 + traffic.output_p50 // 2
@@ -155,11 +168,11 @@ def plan(stack: Stack) -> CapacityPlan:
     per_token_ops = step.ops.value / step.read.batch
     flop_value = rate * (traffic.output_p50 - 1) * per_token_ops / step.compute.value
     decode_as_flops = Result(flop_value, CARDS, formula="requests per second × decode tokens × operations per token ÷ achieved compute",
-                             worked=(f"{grouped(rate, 2).rstrip('0').rstrip('.')} × {grouped(traffic.output_p50 - 1)} × "
+                             worked=(f"{plain(rate)} × {grouped(traffic.output_p50 - 1)} × "
                                      f"{grouped(per_token_ops / 1e9, 2)} GFLOP ÷ {step.compute.operand} = {CARDS.show(flop_value)}"))
     understated = Result(decode_cards.value / flop_value, RATIO, formula="decode card time ÷ decode costed as operations",
                          worked=f"{decode_cards.operand} ÷ {decode_as_flops.operand} = {RATIO.show(decode_cards.value / flop_value)}")
-    compute = card_count(busy, 1, target, "busy cards", f"{grouped(busy, 2)}")
+    compute = card_count(busy, 1, target, "busy cards", PLAIN.precise(busy))
     compute = replace(compute, formula="⌈(prefill + decode card-seconds per second) ÷ target⌉")
 
     load_value = max(memory.value, compute.value)
@@ -180,20 +193,20 @@ def plan(stack: Stack) -> CapacityPlan:
     price = stack.price.gpu_hour_usd
     hour = bought_value * price
     cost_hour = Result(hour, USD_CENTS, formula="cards bought × price per GPU-hour",
-                       worked=f"{grouped(bought_value)} × {dollars(price, USD_CENTS)} = {dollars(hour, USD_CENTS)}")
+                       worked=f"{grouped(bought_value)} × {plain(price)} USD = {dollars(hour, USD_CENTS)}")
     month_hours = HOURS_PER_YEAR / 12
     month = hour * month_hours
     cost_month = Result(month, USD, formula="per hour × hours in a month (8,760 ÷ 12)",
-                        worked=f"{dollars(hour, USD_CENTS)} × {grouped(month_hours)} = {dollars(month)}")
+                        worked=f"{USD_CENTS.precise(hour, 9)} USD × {grouped(month_hours)} = {dollars(month)}")
     request = traffic.prompt_p50 + traffic.output_p50
     tokens_month_value = rate * headroom.average_load * request * month_hours * 3600
     tokens_month = Result(tokens_month_value, BILLIONS,
                           formula="rate × average load × tokens per request × seconds in a month",
-                          worked=(f"{grouped(rate, 2).rstrip('0').rstrip('.')} × {grouped(headroom.average_load, 2)} × "
+                          worked=(f"{plain(rate)} × {plain(headroom.average_load)} × "
                                   f"{grouped(request)} × {grouped(month_hours * 3600)} = {grouped(tokens_month_value)} tokens"))
     per_million_value = month / tokens_month_value * 1e6
     per_million = Result(per_million_value, USD_CENTS, formula="monthly cost ÷ tokens a month × 1,000,000",
-                         worked=f"{dollars(month)} ÷ {grouped(tokens_month_value)} tokens × 1,000,000 = "
+                         worked=f"{USD_CENTS.precise(month, 9)} USD ÷ {grouped(tokens_month_value)} tokens × 1,000,000 = "
                                 f"{dollars(per_million_value, USD_CENTS)}")
     ttft_p95 = timing.prefill_time(stack, traffic.prompt_p95)
     return CapacityPlan(
@@ -245,12 +258,12 @@ def utilisation_lever(stack: Stack, made: CapacityPlan) -> dict[str, Result]:
         "quiet": given(QUIET_LOAD, PERCENT, "average load, a quiet month"),
         "busy": given(BUSY_LOAD, PERCENT, "average load, a busy month"),
         "quiet_per_million": Result(quiet, USD_CENTS, formula="$ per M tokens × average load ÷ quiet load",
-                                    worked=f"{dollars(made.per_million.value, USD_CENTS)} × "
-                                           f"{grouped(stack.headroom.average_load, 2)} ÷ {grouped(QUIET_LOAD, 2)} = "
+                                    worked=f"{made.per_million.operand} USD × "
+                                           f"{plain(stack.headroom.average_load)} ÷ {plain(QUIET_LOAD)} = "
                                            f"{dollars(quiet, USD_CENTS)}"),
         "busy_per_million": Result(busy, USD_CENTS, formula="$ per M tokens × average load ÷ busy load",
-                                   worked=f"{dollars(made.per_million.value, USD_CENTS)} × "
-                                          f"{grouped(stack.headroom.average_load, 2)} ÷ {grouped(BUSY_LOAD, 2)} = "
+                                   worked=f"{made.per_million.operand} USD × "
+                                          f"{plain(stack.headroom.average_load)} ÷ {plain(BUSY_LOAD)} = "
                                           f"{dollars(busy, USD_CENTS)}"),
         "gain": Result(BUSY_LOAD / QUIET_LOAD, RATIO, formula="busy load ÷ quiet load",
                        worked=f"{PERCENT.show(BUSY_LOAD)} ÷ {PERCENT.show(QUIET_LOAD)} = {RATIO.show(BUSY_LOAD / QUIET_LOAD)}"),
@@ -262,19 +275,21 @@ RATE_STEPS = 32
 
 def gpus_against_rate(stack: Stack) -> dict:
     """GPUs each path needs, and the fleet, against request rate, up to twice the forecast; with the
-    forecast marked. Curves, and the rows of the chart's table."""
-    top = 2 * stack.traffic.requests_per_s
+    forecast marked. Both paths grow in proportion to the rate (the time in system, the batch and
+    the step do not depend on it), so one plan gives every point. Curves, and the rows of the
+    chart's table."""
+    made, traffic, headroom = plan(stack), stack.traffic, stack.headroom
+    top = 2 * traffic.requests_per_s
     rates = [top * i / RATE_STEPS for i in range(1, RATE_STEPS + 1)]
-    plans = [plan(replace(stack, traffic=replace(stack.traffic, requests_per_s=r))) for r in rates]
-    memory = [p.memory_gpus.value for p in plans]
-    compute = [p.compute_gpus.value for p in plans]
-    fleet = [p.fleet.value for p in plans]
-    highest = max(fleet)
+    per_request_cards = made.busy_cards.value / traffic.requests_per_s
+    memory = [ceiling(r * made.in_system.value / (made.per_replica.value * headroom.target)) for r in rates]
+    compute = [ceiling(r * per_request_cards / headroom.target) for r in rates]
+    fleet = [max(m, c) + headroom.spares for m, c in zip(memory, compute)]
     curves = [
         {"name": "memory path: resident requests ÷ what one cache admits", "x": rates, "y": memory},
         {"name": "compute path: prefill + decode card time", "x": rates, "y": compute},
         {"name": "the plan: the larger, plus spares", "x": rates, "y": fleet},
-        {"name": "the forecast", "x": [stack.traffic.requests_per_s] * 2, "y": [0, highest]},
+        {"name": "the forecast", "x": [traffic.requests_per_s] * 2, "y": [0, max(fleet)]},
     ]
     rows = [[grouped(r, 1), grouped(m), grouped(c), grouped(f)] for r, m, c, f in zip(rates, memory, compute, fleet)]
     return {"curves": curves, "rows": rows}
