@@ -21,7 +21,7 @@ from functools import lru_cache
 from . import kvcache, timing
 from .precision import FP8
 from .stack import Stack, Workload
-from .units import COUNT, GIB_HELD, MS, MS_WHOLE, PERCENT, RATIO, SECONDS, TIMES, TOKENS, Result, Unit, given, grouped, plain
+from .units import COUNT, GFLOP, GIB_HELD, MS, MS_WHOLE, PERCENT, RATIO, SECONDS, TIMES, TOKENS, Result, Unit, given, grouped, plain
 
 HOURS_PER_YEAR = 365 * 24
 USD = Unit("USD", 1, "", 0)
@@ -169,7 +169,7 @@ def plan(stack: Stack) -> CapacityPlan:
     flop_value = rate * (traffic.output_p50 - 1) * per_token_ops / step.compute.value
     decode_as_flops = Result(flop_value, CARDS, formula="requests per second × decode tokens × operations per token ÷ achieved compute",
                              worked=(f"{plain(rate)} × {grouped(traffic.output_p50 - 1)} × "
-                                     f"{grouped(per_token_ops / 1e9, 2)} GFLOP ÷ {step.compute.operand} = {CARDS.show(flop_value)}"))
+                                     f"{GFLOP.precise(per_token_ops)} ÷ {step.compute.operand} = {CARDS.show(flop_value)}"))
     understated = Result(decode_cards.value / flop_value, RATIO, formula="decode card time ÷ decode costed as operations",
                          worked=f"{decode_cards.operand} ÷ {decode_as_flops.operand} = {RATIO.show(decode_cards.value / flop_value)}")
     compute = card_count(busy, 1, target, "busy cards", PLAIN.precise(busy))
