@@ -15,7 +15,7 @@ from .models import CATALOGUE, Model
 from .precision import BF16, FP8, INT4, weight_bytes
 from .stack import REFERENCE, Stack
 from .units import (COUNT, GB_MOVED, MS, MS_WHOLE, PERCENT, RATIO, SECONDS, TFLOP, TOKENS, TOKENS_PER_S, Result, given,
-                    grouped)
+                    grouped, plain)
 
 SHORT_CHAT = 500
 
@@ -192,9 +192,9 @@ def traffic_load(stack: Stack, prefill: Result, step: timing.DecodeStep) -> dict
     return {
         "rate": given(rate, COUNT, "requests per second at peak"),
         "prefill_cards": Result(prefill_cards, RATIO, formula="requests per second × prefill time",
-                                worked=f"{grouped(rate)} × {MS.precise(prefill.value)} = {RATIO.show(prefill_cards)}"),
+                                worked=f"{plain(rate)} × {MS.precise(prefill.value)} = {RATIO.show(prefill_cards)}"),
         "decode_cards": Result(decode_cards, RATIO, formula="requests per second × decode tokens ÷ tokens per second of a full card",
-                               worked=(f"{grouped(rate)} × {grouped(tokens)} ÷ {TOKENS_PER_S.precise(step.tokens_per_second.value)} = "
+                               worked=(f"{plain(rate)} × {grouped(tokens)} ÷ {TOKENS_PER_S.precise(step.tokens_per_second.value)} = "
                                        f"{RATIO.show(decode_cards)}")),
     }
 
