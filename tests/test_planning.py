@@ -165,6 +165,26 @@ def plan_page(browser, tmp_path_factory):
     yield from booted_page(browser, tmp_path_factory, "14", "planning")
 
 
+def test_the_note_states_the_reference_plan(plan_page):
+    page = plan_page.page
+    hand = by_hand()
+
+    def shown(ref: str) -> str:
+        return page.text_content(f"{NOTE} [data-note-body] [data-ref='{ref}']")
+
+    assert shown("plan.chain.memory_gpus") == str(hand["memory"])
+    assert shown("plan.chain.compute_gpus") == str(hand["compute"])
+    assert shown("plan.chain.fleet") == str(hand["fleet"])
+    assert shown("plan.chain.bought") == str(hand["bought"])
+    assert shown("plan.chain.cost_month") == f"{round(hand['month']):,}"
+    assert shown("plan.chain.residents") == f"{round(hand['residents']):,}"
+    note = " ".join(page.text_content(f"{NOTE} [data-note-body]").split())
+    for section in ("1 · Inputs", "2 · Model", "3 · The two constraints", "4 · The fleet", "5 · The cost",
+                    "6 · What would change it", "Assumptions, named", "Risks"):
+        assert section.lower() in note.lower(), section
+    assert "Binds: card time (compute)." in note
+
+
 @pytest.mark.parametrize("inputs", [
     {"rate": "80", "itl": "100", "card": "h200-sxm"},
     {"rate": "5", "prompt_p50": "500", "prompt_p95": "4000", "output_p50": "800", "kv": "fp8", "spares": "2"},
