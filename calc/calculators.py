@@ -10,7 +10,7 @@ from . import kvcache, operations, timing
 from .anatomy import itemised
 from .calculator import Calculator
 from .facts import Facts, facts
-from .fields import (CUSTOM, ACTIVATIONS, ATTENTION_LIMIT, ATTENTION_SETTING, BANDWIDTH, BATCH, BLOCK_SIZE, CARD, CHARACTERS,
+from .fields import (CUSTOM, COMMAND, ACTIVATIONS, ATTENTION_LIMIT, ATTENTION_SETTING, BANDWIDTH, BATCH, BLOCK_SIZE, CARD, CHARACTERS,
                      CONTEXT_LIMIT, CONVERSATION, HEAD_DIM, HELD, HIGH_FREQ, HIT_RATE, KV, LINK, LOW_FREQ, MFU, MODEL,
                      NUMBER, ORIGINAL, OUTPUT, PREFIX, PROMPT, REACH, ROPE_FACTOR, ROPE_THETA, ROPE_TYPE, SPREAD, TEXT_KIND,
                      UTILISATION, WEIGHTS, NumberField, beyond_positions)
@@ -357,9 +357,24 @@ PLANNING = Calculator(
     curves={"gpus-vs-rate": gpus_vs_rate},
 )
 
+def users_vs_utilisation(namespace: Facts) -> dict:
+    """Users a launch line admits against --gpu-memory-utilization, and the rows of its data table."""
+    from .launch import utilisation_curve
+    curves = utilisation_curve(namespace.stack)
+    rows = [[f"{x:.2f}"] + [grouped(curve["y"][i]) for curve in curves] for i, x in enumerate(curves[0]["x"])]
+    return {"curves": curves, "rows": rows}
+
+
+LAUNCH = Calculator(
+    name="launch",
+    label="What a vLLM launch line reserves",
+    fields=(CARD, COMMAND),
+    curves={"users-vs-utilisation": users_vs_utilisation},
+)
+
 CALCULATORS: dict[str, Calculator] = {c.name: c for c in (CAPACITY, PHASES, JOURNEY, HARDWARE, TOKENS, ANATOMY,
                                                            ATTENTION, POSITION, NUMBER_FORMATS, PRECISION, CACHE_OPS,
-                                                           PLANNING)}
+                                                           LAUNCH, PLANNING)}
 
 
 def run_json(request: str) -> str:

@@ -3,12 +3,14 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from .units import GB_PER_S, GIB_HELD, MIB_REPORTED, MiB, TB, TB_PER_S, TFLOPS, Result, given
+from .units import GB_PER_S, GIB_HELD, MIB_REPORTED, GiB, MiB, TB, TB_PER_S, TFLOPS, Result, given
 
 
 @dataclass(frozen=True)
 class Card:
-    """One accelerator. `reported_mib` is the capacity the runtime sees (nvidia-smi's total)."""
+    """One accelerator. `reported_mib` is nvidia-smi's total; `cuda_gib`, where a start-up log has
+    published it, is the smaller total CUDA reports to a process (torch.cuda.mem_get_info), the one
+    an engine multiplies by its utilisation."""
 
     name: str
     marketed_gb: int
@@ -24,6 +26,8 @@ class Card:
     host_link: str = ""              # the link to the host's memory (document 10's swap and offload tier)
     host_gb_per_s: float = 0.0       # that link's nominal rate in each direction, GB/s
     host_source: str = ""
+    cuda_gib: float = 0.0            # CUDA's total as an engine logs it, in GiB to two places; 0: none published
+    cuda_source: str = ""
 
     @property
     def host_bandwidth(self) -> Result:
@@ -35,6 +39,17 @@ class Card:
         value = self.reported_mib * MiB
         return Result(value, GIB_HELD, formula="reported MiB ÷ 1,024",
                       worked=f"{MIB_REPORTED.show(value)} ÷ 1,024 MiB/GiB = {GIB_HELD.show(value)}")
+
+    @property
+    def cuda_capacity(self) -> Result:
+        """CUDA's total for the card, as a published start-up log prints it: what vLLM multiplies."""
+        return given(self.cuda_gib * GiB, GIB_HELD, "total CUDA reports to the process, as vLLM logs it")
+
+    @property
+    def engine_capacity(self) -> Result:
+        """The total an engine multiplies by its utilisation: CUDA's, where a log has published it,
+        otherwise nvidia-smi's, the nearest figure calc has."""
+        return self.cuda_capacity if self.cuda_gib else self.reported_capacity
 
     @property
     def bandwidth(self) -> Result:
@@ -78,6 +93,11 @@ H100_SXM = Card(
     host_link="PCIe Gen5 x16",
     host_gb_per_s=64,
     host_source="NVIDIA H100 datasheet (SXM column) lists PCIe Gen5 at 128 GB/s, both directions added: 64 GB/s each way",
+    cuda_gib=79.22,
+    cuda_source=("vLLM's start-up log on an H100 80 GB, 'total_gpu_memory (79.22GiB) x gpu_memory_utilization (0.90) "
+                 "= 71.29GiB' (https://github.com/vllm-project/vllm/pull/12126, January 2025; the same total in "
+                 "https://github.com/vllm-project/vllm/pull/10511); vLLM takes it from torch.cuda.mem_get_info() "
+                 "and prints bytes ÷ 2^30 to two places"),
 )
 
 H100_PCIE = Card(

@@ -299,6 +299,10 @@ SECTIONS: dict[str, Callable[[Stack, "Facts"], object]] = {
     "precision": lambda stack, made: _precision(stack),
     "cacheops": lambda stack, made: _cacheops(stack),
     "plan": lambda stack, made: _plan(stack),
+    "engines": lambda stack, made: _engines(stack),
+    "lora": lambda stack, made: _lora(stack),
+    "batching": lambda stack, made: _batching(),
+    "startup": lambda stack, made: _startup(stack),
 }
 
 
@@ -371,6 +375,24 @@ def _cacheops(stack: Stack) -> object:
 def _plan(stack: Stack) -> object:
     from . import planning
     return planning.section(stack)
+def _engines(stack: Stack) -> object:
+    from . import launch
+    return launch.section(stack)
+
+
+def _lora(stack: Stack) -> object:
+    from . import lora
+    return lora.section(stack)
+
+
+def _batching() -> object:
+    from . import batching
+    return batching.section()
+
+
+def _startup(stack: Stack) -> object:
+    from . import startup
+    return startup.section(stack)
 
 
 class Facts(Mapping[str, object]):
