@@ -7,7 +7,7 @@
   if (window.runbookNote) return;
 
   function styles() {
-    var source = document.querySelector("script[data-note-css]");
+    var source = document.querySelector("style[data-note-css]");
     return source ? source.textContent : "";
   }
 
