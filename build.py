@@ -133,7 +133,7 @@ def render(page: Page, catalogue: Catalogue, md, jinja: Environment, explain: "E
         catalogue=catalogue, previous=previous, next=following, csp=CSP,
         **render_parts(page, md, {"jinja": jinja, "catalogue": catalogue}),
         charts=bool(charts), charts_json=Markup(_script_json(charts)),
-        calculator=_uses([page], "calculator"), tokenizer=_uses([page], "tokenizer"),
+        calculator=_uses([page], "calculator"), tokenizer=_uses([page], "tokenizer"), note=_uses([page], "note"),
         provenance_packed=packed(explain([page]).encode("utf-8"), "provenance.json"),
     )
 
@@ -149,7 +149,7 @@ def render_edition(pages: list[Page], catalogue: Catalogue, md, jinja: Environme
         catalogue=catalogue, csp=CSP, articles=articles, edition=True,
         documents_packed=packed(documents.encode("utf-8"), "edition-documents.html"),
         charts=bool(charts), charts_json=Markup(_script_json(charts)),
-        calculator=_uses(pages, "calculator"), tokenizer=_uses(pages, "tokenizer"),
+        calculator=_uses(pages, "calculator"), tokenizer=_uses(pages, "tokenizer"), note=_uses(pages, "note"),
         provenance_packed=packed(explain(pages).encode("utf-8"), "provenance.json"),
     )
 

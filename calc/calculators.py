@@ -15,6 +15,7 @@ from .fields import (CUSTOM, COMMAND, ACTIVATIONS, ATTENTION_LIMIT, ATTENTION_SE
                      NUMBER, ORIGINAL, OUTPUT, PREFIX, PROMPT, REACH, ROPE_FACTOR, ROPE_THETA, ROPE_TYPE, SPREAD, TEXT_KIND,
                      UTILISATION, WEIGHTS, NumberField, beyond_positions)
 from .fields import ACCEPTANCE, DRAFTED, DRAFTER, LOGITS, MIN_P, SEED, SPEC_BATCH, TARGET, TEMPERATURE, TOP_K, TOP_P
+from .fields import AVERAGE_LOAD, BUSIEST, ITL, OUTPUT_P50, PRICE, PROMPT_P50, PROMPT_P95, RATE, SPARES, TTFT
 from .roofline import cache_share_curves, chart_rows, decode_read
 from .stack import REFERENCE, Stack
 from .units import PERCENT, grouped
@@ -307,6 +308,58 @@ CACHE_OPS = Calculator(
 )
 
 
+PLANNING_FIELDS = (RATE, PROMPT_P50, PROMPT_P95, OUTPUT_P50, TTFT, ITL, MODEL, CARD, WEIGHTS, KV, UTILISATION, BUSIEST,
+                   SPARES, AVERAGE_LOAD, PRICE)
+
+
+def plan_possible(parsed: Mapping[str, Any]) -> dict[str, str]:
+    """Document 14 plans one replica per card: the weights must fit it, a median request's cache must
+    fit what is left, and no number of cards can rescue a promise one card breaks on its own."""
+    if {"prompt_p50", "prompt_p95"} <= parsed.keys() and parsed["prompt_p95"] < parsed["prompt_p50"]:
+        return {"prompt_p95": f"Prompt p95 is below the p50 ({parsed['prompt_p50']:,} tokens): a percentile "
+                              f"cannot fall as it rises"}
+    stack = stack_of(parsed, PLANNING_FIELDS)
+    if stack is None:
+        return {}
+    traffic = stack.traffic
+    beyond = beyond_positions(stack.model, traffic.prompt_p95 + traffic.output_p50)
+    if beyond:
+        return {"prompt_p95": f"{beyond}; a p95 prompt and its output need "
+                              f"{traffic.prompt_p95 + traffic.output_p50:,}"}
+    ladder = kvcache.ladder(stack)
+    if not ladder.weights_fit:
+        return {"card": (f"{stack.model.name}'s weights ({ladder.weights}) and activation reserve do not fit "
+                         f"{stack.card.name}'s pool ({ladder.pool}); this plan puts one replica on one card "
+                         f"(document 11 splits a model across cards)")}
+    from . import planning
+    tokens, per_request, per_replica = planning.median_requests_per_replica(stack)
+    if per_replica.value < 1:
+        return {"prompt_p50": (f"a median request ({tokens}) needs {per_request} of cache, more "
+                               f"than one replica's KV budget ({ladder.kv_budget})")}
+    made = planning.plan(stack)
+    if not made.itl_met:
+        one = timing.decode_step(stack, 1, traffic.prompt_p50 + traffic.output_p50 // 2).time
+        return {"itl": f"one sequence's decode step alone takes {one} on {stack.card.name}: no batch meets an ITL of {stack.promise.itl_p95_s * 1000:g} ms"}
+    if not made.ttft_met:
+        return {"ttft": (f"prefill of a p95 prompt alone takes {made.ttft_p95} on {stack.card.name}: more cards "
+                         f"do not shorten it (chunked or split prefill, document 15)")}
+    return {}
+
+
+def gpus_vs_rate(namespace: Facts) -> dict:
+    from .planning import gpus_against_rate
+    return gpus_against_rate(namespace.stack)
+
+
+PLANNING = Calculator(
+    name="planning",
+    label="Capacity planner and its note",
+    fields=PLANNING_FIELDS,
+    checks=(plan_possible,),
+    curves={"gpus-vs-rate": gpus_vs_rate},
+)
+
+
 def users_vs_utilisation(namespace: Facts) -> dict:
     """Users a launch line admits against --gpu-memory-utilization, and the rows of its data table."""
     from .launch import utilisation_curve
@@ -380,7 +433,7 @@ SPECULATIVE = Calculator(
 
 CALCULATORS: dict[str, Calculator] = {c.name: c for c in (CAPACITY, PHASES, JOURNEY, HARDWARE, TOKENS, ANATOMY,
                                                            ATTENTION, POSITION, NUMBER_FORMATS, PRECISION, CACHE_OPS,
-                                                           LAUNCH, SAMPLING, SPECULATIVE)}
+                                                           LAUNCH, SAMPLING, SPECULATIVE, PLANNING)}
 
 
 def run_json(request: str) -> str:

@@ -391,6 +391,39 @@ LINK = NumberField("link", "Host link achieved", 1, 100, False, "%", places=0,
                    hint="share of the PCIe rate a copy reaches")
 
 
+# Document 14: the forecast, the promise and how a load becomes a fleet (calc.stack Traffic,
+# Promise, Headroom, Pricing).
+def _traffic(name: str):
+    return lambda stack, value: replace(stack, traffic=replace(stack.traffic, **{name: value}))
+
+
+def _headroom(name: str, scale: float = 1):
+    return lambda stack, value: replace(stack, headroom=replace(stack.headroom, **{name: value / scale if scale != 1 else value}))
+
+
+RATE = NumberField("rate", "Peak request rate", 0.01, 100_000, False, "req/s", places=0,
+                   current=lambda s: s.traffic.requests_per_s, apply=_traffic("requests_per_s"))
+PROMPT_P50 = NumberField("prompt_p50", "Prompt p50", 1, 10_000_000, True, "tokens", current=lambda s: s.traffic.prompt_p50,
+                         apply=_traffic("prompt_p50"))
+PROMPT_P95 = NumberField("prompt_p95", "Prompt p95", 1, 10_000_000, True, "tokens", current=lambda s: s.traffic.prompt_p95,
+                         apply=_traffic("prompt_p95"))
+OUTPUT_P50 = NumberField("output_p50", "Output p50", 1, 1_000_000, True, "tokens", current=lambda s: s.traffic.output_p50,
+                         apply=_traffic("output_p50"))
+TTFT = NumberField("ttft", "TTFT promise, p95", 1, 600_000, False, "ms", places=0,
+                   current=lambda s: 1000 * s.promise.ttft_p95_s,
+                   apply=lambda s, v: replace(s, promise=replace(s.promise, ttft_p95_s=v / 1000)))
+ITL = NumberField("itl", "ITL promise, p95", 1, 10_000, False, "ms", places=0,
+                  current=lambda s: 1000 * s.promise.itl_p95_s,
+                  apply=lambda s, v: replace(s, promise=replace(s.promise, itl_p95_s=v / 1000)))
+BUSIEST = NumberField("target", "Busiest planned", 5, 100, False, "%", places=0, current=lambda s: 100 * s.headroom.target,
+                     apply=_headroom("target", 100), hint="headroom: cache and card time at peak")
+SPARES = NumberField("spares", "Spare replicas", 0, 1_000, True, "", current=lambda s: s.headroom.spares,
+                     apply=_headroom("spares"), hint="1 is N+1")
+AVERAGE_LOAD = NumberField("average_load", "Average load", 1, 100, False, "% of peak", places=0,
+                           current=lambda s: 100 * s.headroom.average_load, apply=_headroom("average_load", 100),
+                           hint="over a month: spreads the bill")
+PRICE = NumberField("price", "Price", 0.01, 1_000, False, "$/GPU-hour", places=2, current=lambda s: s.price.gpu_hour_usd,
+                    apply=lambda s, v: replace(s, price=replace(s.price, gpu_hour_usd=v)))
 # Document 12: a vLLM launch line, read by calc.launch on the card chosen before it.
 def _launch(stack: Stack, text: str) -> Stack:
     from .launch import read

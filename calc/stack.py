@@ -170,6 +170,27 @@ class Speculation:
 
 
 @dataclass(frozen=True)
+class Headroom:
+    """How document 14 turns a load into a fleet: each a named choice, with its reasoning.
+
+    `target`: the busiest any resource is planned to be at peak, cache or card time (an assumption:
+    a queue's wait grows as 1 ÷ (1 − load), so past about eight tenths a small burst costs a large
+    wait; document 15 measures where the knee falls). `spares`: replicas beyond the load, so one
+    card can fail or be drained for an upgrade at peak (N+1). `node`: cards per server, the unit
+    they are bought or rented in (H100 SXM servers carry eight: MLCommons inference v3.1 lists
+    accelerators_per_node 8 for Dell's XE9680, https://github.com/mlcommons/inference_results_v3.1/blob/main/closed/Dell/systems/XE9680_H100_SXM_80GBx8_TRT.json,
+    as for NVIDIA's DGX H100). `average_load`: the month's
+    average traffic as a share of the peak, which sets the tokens the fixed bill is spread over (an
+    assumption for an interactive product with a daily cycle; measure your own).
+    """
+
+    target: float = 0.80
+    spares: int = 1
+    node: int = 8
+    average_load: float = 0.40
+
+
+@dataclass(frozen=True)
 class Stack:
     """A model on a card under an engine, with the traffic it must carry and what it promises."""
 
@@ -192,6 +213,7 @@ class Stack:
     number: float = 0.1  # the real number document 09 stores in every format
     cache: CacheOps = CacheOps()  # document 10's cache operations
     price: Pricing = Pricing()  # documents 14 and 15: what an hour of one card costs
+    headroom: Headroom = Headroom()  # document 14: from a load to a fleet
     serving: Serving = Serving()  # document 12: what the engine's launch line sets
     sampling: Sampling = Sampling()  # document 13: the sampling explorer's logits and parameters
     speculation: Speculation = Speculation()  # document 13: speculative decoding's assumptions

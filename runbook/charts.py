@@ -12,6 +12,7 @@ from calc.calculators import attention_dial as attention_dial_data
 from calc.calculators import rope_wavelengths as rope_wavelengths_data
 from calc.calculators import precision_grid as precision_grid_data
 from calc.calculators import swap_vs_recompute as swap_vs_recompute_data
+from calc.calculators import gpus_vs_rate as gpus_vs_rate_data
 from calc.calculators import users_vs_utilisation as users_vs_utilisation_data
 from calc.calculators import sampling_filters as sampling_filters_data
 from calc.calculators import speculative_speedup as speculative_speedup_data
@@ -317,6 +318,35 @@ def swap_vs_recompute(namespace: Mapping[str, Any]) -> dict[str, Any]:
     }
 
 
+GPU_STYLES = [
+    {"line": {"color": "#0f766e", "width": 3, "shape": "vh"}, "mode": "lines+markers", "marker": {"size": 6}},
+    {"line": {"color": "#b45309", "width": 3, "shape": "vh", "dash": "dot"}, "mode": "lines+markers",
+     "marker": {"size": 6, "symbol": "square"}},
+    {"line": {"color": "#1c1917", "width": 4, "shape": "vh"}, "mode": "lines"},
+    {"line": {"color": "#57534e", "width": 2, "dash": "dash"}, "mode": "lines"},
+]
+
+
+def gpus_vs_rate(namespace: Mapping[str, Any]) -> dict[str, Any]:
+    """Cards each path needs, and the plan with its spares, against the peak request rate."""
+    data = gpus_vs_rate_data(namespace)
+    series = [{**curve, **style, "type": "scatter",
+               "hovertemplate": "%{x:.1f} req/s: %{y} cards<extra>%{fullData.name}</extra>"}
+              for curve, style in zip(data["curves"], GPU_STYLES, strict=True)]
+    return {
+        "data": series,
+        "layout": {
+            "xaxis": {"title": {"text": "peak requests per second"}, "rangemode": "tozero", "gridcolor": "#e7e5e4"},
+            "yaxis": {"title": {"text": "cards needed"}, "rangemode": "tozero", "gridcolor": "#e7e5e4"},
+            "legend": {"orientation": "h", "y": -0.22, "x": 0},
+            "margin": {"l": 64, "r": 16, "t": 16, "b": 110},
+            **PAGE_STYLE,
+            "height": 420,
+        },
+        "table": {"columns": ["requests per second", "memory path", "compute path", "the plan"], "rows": data["rows"]},
+    }
+
+
 USERS_STYLES = [
     {"line": {"color": "#0f766e", "width": 2, "dash": "dot"}, "mode": "lines"},
     {"line": {"color": "#0f766e", "width": 3}, "mode": "lines+markers", "marker": {"size": 6}},
@@ -423,6 +453,7 @@ def speculative_batch(namespace: Mapping[str, Any]) -> dict[str, Any]:
 CHARTS: dict[str, Callable[[Mapping[str, Any]], dict[str, Any]]] = {
     "precision-grid": precision_grid,
     "swap-vs-recompute": swap_vs_recompute,
+    "gpus-vs-rate": gpus_vs_rate,
     "attention-dial": attention_dial,
     "rope-wavelengths": rope_wavelengths,
     "cache-share": cache_share,

@@ -191,6 +191,17 @@ def test_valid_inputs_show_arithmetic_that_reproduces_every_figure(calculator, d
             values["model"] = "llama-3.1-8b"
             values["card"] = "h100-sxm"
         values["held"] = str(min(int(values["held"]), CATALOGUE["llama-3.1-8b"].max_position_embeddings - 16))
+    if calculator.name == "planning":  # a model its card holds, ordered percentiles, promises one card can keep; refusals have their own tests
+        from calc import kvcache
+        from calc.fields import CARD, MODEL, UTILISATION, WEIGHTS
+        from calc.stack import REFERENCE
+        stack = WEIGHTS.apply(CARD.apply(MODEL.apply(REFERENCE, values["model"]), values["card"]), values["weights"])
+        if not kvcache.ladder(UTILISATION.apply(stack, float(values["utilisation"]))).weights_fit:
+            values["model"], values["utilisation"] = "llama-3.2-1b", "0.9"
+        values["prompt_p50"] = str(1 + int(values["prompt_p50"]) % 8_000)
+        values["prompt_p95"] = str(int(values["prompt_p50"]) + int(values["prompt_p95"]) % 8_000)
+        values["output_p50"] = str(1 + int(values["output_p50"]) % 2_000)
+        values["ttft"], values["itl"] = "600000", str(max(float(values["itl"]), 500))
     if "held" in values and "model" in values:  # no sequence holds more than the chosen model's positions
         values["held"] = str(min(int(values["held"]), CATALOGUE[values["model"]].max_position_embeddings))
     answer = ask(calculator, values)
