@@ -28,7 +28,7 @@ from calc.present import figure, leaves, resolve, show
 from calc.units import Result
 from runbook import components
 from runbook.catalogue import Catalogue, read_catalogue
-from runbook.compute import compute
+from runbook.compute import compute, derived_numbers
 from runbook.dialect import make_markdown
 from runbook.errors import ContentError
 from runbook.inline import NotSelfContained, check_self_contained, inline_assets
@@ -76,8 +76,8 @@ def _meta_strings(meta: dict) -> list[tuple[str, str]]:
     return found
 
 
-def compute_page(page: Page, namespace: dict, pictures: set[str]) -> None:
-    compute(page, namespace, pictures)
+def compute_page(page: Page, namespace: dict, pictures: set[str], derived: list) -> None:
+    compute(page, namespace, pictures, derived)
     page.charts = [t.meta["values"] for t in page.tokens if t.type == "directive" and t.info == "chart"]
 
 
@@ -181,13 +181,15 @@ def build(content: Path, out: Path, only: str | None = None, templates: Path = R
     namespace = Namespace(counts(pages, holder))
     jinja = make_jinja(templates, namespace)
     jinja.globals["search_json"] = Markup(search_index(pages, catalogue))
-    explain = Explainer(Provenance(namespace), namespace, deriving_documents(pages),
+    every_fact = list(leaves(namespace))
+    derived = derived_numbers(every_fact)
+    explain = Explainer(Provenance(every_fact), namespace, deriving_documents(pages),
                         {e.number: [e.title, e.output_name] for e in catalogue.entries if e.written})
     chosen = [page for page in pages if only is None or page.entry.number == only]
     by_number = {page.entry.number: page for page in pages}
     for page in pages if holder in chosen else chosen:  # the register draws every document's corrections
         link_documents(page, by_number, catalogue)
-        compute_page(page, namespace, pictures)
+        compute_page(page, namespace, pictures, derived)
     if holder in chosen:
         fill_register(holder, gathered(pages, holder))
     outputs: dict[str, bytes] = {}
