@@ -14,7 +14,7 @@ from typing import Any, Callable
 
 from .cards import CARDS
 from .echo import excerpt, hidden_characters
-from .models import CATALOGUE, ConfigError, Model
+from .models import ATTENTION_MODELS, CATALOGUE, ConfigError, Model
 from .precision import KV_PRECISIONS, PRECISIONS
 from .stack import Stack
 from .units import GiB, grouped
@@ -356,3 +356,41 @@ HIT_RATE = NumberField("hit_rate", "Hit rate", 0, 100, False, "%", places=0, cur
 LINK = NumberField("link", "Host link achieved", 1, 100, False, "%", places=0,
                    current=lambda s: 100 * s.cache.link_fraction, apply=_cache("link_fraction", 100),
                    hint="share of the PCIe rate a copy reaches")
+
+
+# Document 11: the model spread over GPUs (calc.stack.Parallel).
+PARALLEL_MODELS = {**CATALOGUE, "deepseek-v3": ATTENTION_MODELS["deepseek-v3"]}
+
+
+def _parallel(name: str, scale: float = 1):
+    def apply(stack: Stack, value: float) -> Stack:
+        return replace(stack, parallel=replace(stack.parallel, **{name: value / scale if scale != 1 else value}))
+    return apply
+
+
+def _parallel_limit(stack: Stack, tokens: int) -> Stack:
+    """The context limit, checked against the sharded model's positions; a typical conversation
+    longer than the limit is cut to it, so the paged count stays within the limit."""
+    beyond = beyond_positions(stack.parallel.model, tokens)
+    if beyond:
+        raise ValueError(f"{beyond}; a context limit past that is one it cannot serve")
+    return replace(stack, context_limit=tokens, typical_conversation=min(stack.typical_conversation, tokens))
+
+
+PARALLEL_MODEL = ChoiceField("model", "Model", {k: m.name for k, m in PARALLEL_MODELS.items()},
+                             current=lambda s: _key(PARALLEL_MODELS, s.parallel.model),
+                             apply=lambda s, key: replace(s, parallel=replace(s.parallel, model=PARALLEL_MODELS[key])))
+TENSOR = NumberField("tensor", "Tensor parallel", 1, 64, True, "GPUs", current=lambda s: s.parallel.tensor,
+                     apply=_parallel("tensor"), hint="--tensor-parallel-size")
+PIPELINE = NumberField("pipeline", "Pipeline stages", 1, 8, True, "stages", current=lambda s: s.parallel.pipeline,
+                       apply=_parallel("pipeline"), hint="--pipeline-parallel-size")
+PARALLEL_LIMIT = replace(CONTEXT_LIMIT, apply=_parallel_limit)
+PARALLEL_BATCH = NumberField("batch", "Batch", 1, 100_000, True, "sequences", optional=True,
+                             current=lambda s: s.parallel.batch or 0, apply=_parallel("batch"),
+                             hint="empty: every user the cache admits at the limit")
+RING = NumberField("ring", "Link achieved", 1, 100, False, "%", places=0,
+                   current=lambda s: 100 * s.parallel.link_fraction, apply=_parallel("link_fraction", 100),
+                   hint="share of the one-way link rate an all-reduce reaches")
+ALL_REDUCE_LATENCY = NumberField("latency", "All-reduce fixed cost", 0, 10_000, False, "µs", places=1,
+                                 current=lambda s: s.parallel.latency_s * 1e6, apply=_parallel("latency_s", 1e6),
+                                 hint="per all-reduce, however small")
