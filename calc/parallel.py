@@ -18,7 +18,7 @@ from functools import lru_cache
 
 from . import kvcache, operations, timing
 from .anatomy import count_parameters
-from .cards import H200_SXM, Card
+from .cards import H200_SXM, L40S, Card
 from .models import DEEPSEEK_V3, LLAMA_3_1_405B, LLAMA_3_1_70B, MIXTRAL_8X7B, Model
 from .precision import BF16, FP8, INT4, PRECISIONS, Precision, weight_bytes
 from .stack import Stack
@@ -36,6 +36,13 @@ SPLIT_SOURCE = ("vLLM: ModelConfig.verify_with_parallel_config refuses a tensor-
                 "the attention heads; QKVParallelLinear (vllm/model_executor/layers/linear.py) gives each rank "
                 "kv_heads ÷ tp heads when tp < kv_heads and one head replicated tp ÷ kv_heads times otherwise, "
                 "and divide() insists each quotient is whole, https://github.com/vllm-project/vllm")
+# Published measurements the two link assumptions stand for (calc.stack.Parallel), as data.
+RING_EFFECTIVE_GB_PER_S = 370
+RING_SOURCE = ("NCCL's developers: H100 NVLink's line rate is 450 GB/s; after about 20% of protocol overhead a ring "
+               "reaches an effective 370 GB/s, https://github.com/NVIDIA/nccl-tests/issues/212")
+CUSTOM_ALL_REDUCE_US = {2: 9.5, 4: 9.1, 8: 10.1}
+CUSTOM_ALL_REDUCE_SOURCE = ("vLLM's custom all-reduce on H100, a 512-byte message, without CUDA graphs, at tp 2, 4 and 8: "
+                            "https://github.com/sgl-project/sglang/pull/2904")
 ACTIVATIONS = BF16  # what the all-reduces carry: activations stay in 16 bits under fp8 or int4 weights
 
 
@@ -598,6 +605,14 @@ def all_to_all(model: Model, gpus: int) -> dict[str, Result]:
     }
 
 
+def pcie(stack: Stack, prompt: int) -> dict[str, object]:
+    """The same all-reduces at tp 4 over a PCIe card's link: one decode token, and a prompt's prefill."""
+    on = replace(stack, card=L40S)
+    layers = stack.model.num_hidden_layers
+    return {"card": L40S, "link": achieved_link(on), "decode": all_reduces(on, 4, 1, layers),
+            "prefill": all_reduces(on, 4, prompt, layers), "nvlink_prefill": all_reduces(stack, 4, prompt, layers)}
+
+
 def bubble(stages: int, microbatches: int) -> Result:
     value = (stages - 1) / (microbatches + stages - 1)
     return Result(value, PERCENT, formula="(p − 1) ÷ (m + p − 1)",
@@ -649,6 +664,14 @@ def section(stack: Stack) -> dict[str, object]:
         "degrees": degrees,
         "link": link,
         "one_way": one_way(on.card),
+        "vocab_padding": given(VOCAB_PADDING, COUNT, "vLLM's vocabulary padding"),
+        "measured": {"ring": given(RING_EFFECTIVE_GB_PER_S * 1e9, GB_PER_S, RING_SOURCE),
+                     "ring_fraction": Result(RING_EFFECTIVE_GB_PER_S * 1e9 / one_way(on.card).value, PERCENT,
+                                             formula="measured ring rate ÷ one-way line rate",
+                                             worked=(f"{RING_EFFECTIVE_GB_PER_S} GB/s ÷ {one_way(on.card)} = "
+                                                     f"{PERCENT.show(RING_EFFECTIVE_GB_PER_S * 1e9 / one_way(on.card).value)}")),
+                     **{f"tp{n}": given(us * 1e-6, MICROSECONDS, CUSTOM_ALL_REDUCE_SOURCE)
+                        for n, us in CUSTOM_ALL_REDUCE_US.items()}},
         "link_fraction": given(stack.parallel.link_fraction, PERCENT, "share of the one-way line rate a ring reaches"),
         "latency": given(stack.parallel.latency_s, MICROSECONDS, "fixed cost per all-reduce"),
         "ring": ratio,
@@ -664,6 +687,7 @@ def section(stack: Stack) -> dict[str, object]:
         "expert": all_to_all(DEEPSEEK_V3, NODE_GPUS),
         "latent": attention_split(stack),
         "naive": naive(on, degrees),
+        "pcie": pcie(on, stack.traffic.prompt_p50),
         "beyond": {"copies": kv_copies(LLAMA_3_1_405B, 2 * NODE_GPUS),
                    "at_node": cache_per_token(LLAMA_3_1_405B, stack.kv_precision, NODE_GPUS, 1),
                    "at_two_nodes": cache_per_token(LLAMA_3_1_405B, stack.kv_precision, 2 * NODE_GPUS, 1)},
