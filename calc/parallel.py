@@ -78,9 +78,12 @@ def kv_copies(model: Model, tensor: int) -> Result:
     if model.is_latent:
         return Result(tensor, COUNT, formula="every rank: a latent cache has one head",
                       worked=f"a latent cache has one head, so all {tensor} ranks hold it")
-    copies = max(1, tensor // model.num_key_value_heads)
-    return Result(copies, COUNT, formula="max(1, tp ÷ kv_heads)",
-                  worked=f"max(1, {tensor} ÷ {model.num_key_value_heads}) = {copies}")
+    kv = model.num_key_value_heads
+    if tensor < kv:
+        return Result(1, COUNT, formula="1 while tp < kv_heads",
+                      worked=f"{tensor} GPUs split {kv} KV heads: each head is held once")
+    copies = tensor // kv
+    return Result(copies, COUNT, formula="tp ÷ kv_heads once tp ≥ kv_heads", worked=f"{tensor} ÷ {kv} = {copies}")
 
 
 def _stage(model: Model, pipeline: int) -> str:
@@ -228,8 +231,11 @@ class Plan:
         """Users one node serves: every replica's, or a share of one replica's when it spans nodes."""
         users, copies = int(self.users_worst.value), int(self.replicas.value)
         value = users * copies // self.nodes
-        return Result(value, COUNT, formula="users per copy × copies per node ÷ nodes per copy",
-                      worked=f"{grouped(users)} × {copies} ÷ {self.nodes} = {grouped(users * copies / self.nodes, 1)} → {grouped(value)}")
+        if self.nodes == 1:
+            return Result(value, COUNT, formula="users per copy × copies per node",
+                          worked=f"{grouped(users)} × {copies} = {grouped(value)}")
+        return Result(value, COUNT, formula="users per copy ÷ nodes per copy",
+                      worked=f"{grouped(users)} ÷ {self.nodes} = {grouped(users / self.nodes, 1)} → {grouped(value)}")
 
 
 @lru_cache(maxsize=256)
@@ -268,7 +274,7 @@ def one_way(card: Card) -> Result:
     """Datasheets quote NVLink and PCIe with both directions added; a ring sends one way at a time."""
     value = card.interconnect_gb_per_s / 2 * 1e9
     return Result(value, GB_PER_S, formula="the datasheet's link rate (both directions) ÷ 2",
-                  worked=f"{card.interconnect} {grouped(card.interconnect_gb_per_s)} GB/s ÷ 2 = {GB_PER_S.show(value)}")
+                  worked=f"{grouped(card.interconnect_gb_per_s)} GB/s ÷ 2 = {GB_PER_S.show(value)}")
 
 
 def achieved_link(stack: Stack) -> Result:
@@ -402,13 +408,19 @@ class Step:
     def compute(self) -> Result:
         stage = self.matmuls.time.value + self.attention.time.value
         value = self.stages * stage
+        kernels = (f"max({self.matmuls.reading.operand}, {self.matmuls.computing.operand}) + "
+                   f"max({self.attention.reading.operand}, {self.attention.computing.operand})")
+        if self.stages == 1:
+            return Result(value, MS, formula="matrix multiplies + attention on one GPU",
+                          worked=f"{kernels} = {MS.show(value)}")
         return Result(value, MS, formula="stages × (matrix multiplies + attention) on one GPU",
-                      worked=(f"{self.stages} × (max({self.matmuls.reading.operand}, {self.matmuls.computing.operand}) + "
-                              f"max({self.attention.reading.operand}, {self.attention.computing.operand})) = {MS.show(value)}"))
+                      worked=f"{self.stages} × ({kernels}) = {MS.show(value)}")
 
     @property
     def communication(self) -> Result:
         value = self.all_reduce.time.value + self.handoff.value
+        if not self.handoff.value:
+            return Result(value, MS, formula="all-reduces", worked=self.all_reduce.time.worked)
         return Result(value, MS, formula="all-reduces + hand-offs",
                       worked=f"{self.all_reduce.time.operand} + {self.handoff.operand} = {MS.show(value)}")
 
@@ -472,18 +484,24 @@ class Prefill:
     handoff: Result
 
     @property
+    def communication(self) -> Result:
+        value = self.all_reduce.time.value + self.handoff.value
+        if not self.handoff.value:
+            return Result(value, MS, formula="all-reduces", worked=self.all_reduce.time.worked)
+        return Result(value, MS, formula="all-reduces + hand-offs",
+                      worked=f"{self.all_reduce.time.operand} + {self.handoff.operand} = {MS.show(value)}")
+
+    @property
     def time(self) -> Result:
-        value = self.compute.value + self.all_reduce.time.value + self.handoff.value
-        return Result(value, MS, formula="computing + all-reduces + hand-offs",
-                      worked=(f"{self.compute.operand} + {self.all_reduce.time.operand} + {self.handoff.operand} = "
-                              f"{MS.show(value)}"))
+        value = self.compute.value + self.communication.value
+        return Result(value, MS, formula="computing + communicating",
+                      worked=f"{self.compute.operand} + {self.communication.operand} = {MS.show(value)}")
 
     @property
     def share(self) -> Result:
-        value = (self.all_reduce.time.value + self.handoff.value) / self.time.value
+        value = self.communication.value / self.time.value
         return Result(value, SHARE, formula="communicating ÷ prefill",
-                      worked=(f"({self.all_reduce.time.operand} + {self.handoff.operand}) ÷ {self.time.operand} = "
-                              f"{SHARE.show(value)}"))
+                      worked=f"{self.communication.operand} ÷ {self.time.operand} = {SHARE.show(value)}")
 
 
 def prefill(split: Plan, prompt: int) -> Prefill:
@@ -492,11 +510,12 @@ def prefill(split: Plan, prompt: int) -> Prefill:
     ops, how = _divided(operations.prefill_ops(model, prompt).value, split)
     read = weights_read_per_gpu(split)
     value = split.pipeline * max(ops / compute.value, read.value / bandwidth.value)
+    longer = (f"max({grouped(operations.prefill_ops(model, prompt).value)} FLOP{how} ÷ {compute.operand}, "
+              f"{read.operand} ÷ {bandwidth.operand})")
     return Prefill(
         prompt=prompt,
         compute=Result(value, MS, formula="stages × max(operations per GPU ÷ achieved compute, weights read ÷ achieved bandwidth)",
-                       worked=(f"{split.pipeline} × max({grouped(operations.prefill_ops(model, prompt).value)} FLOP{how} ÷ "
-                               f"{compute.operand}, {read.operand} ÷ {bandwidth.operand}) = {MS.show(value)}")),
+                       worked=(f"{split.pipeline} × {longer}" if split.pipeline > 1 else longer) + f" = {MS.show(value)}"),
         all_reduce=all_reduces(stack, split.tensor, prompt, model.num_hidden_layers),
         handoff=handoffs(stack, split.pipeline, prompt),
     )
@@ -718,27 +737,21 @@ def naive(stack: Stack, degrees: dict[str, Degree]) -> dict[str, Result]:
 
 
 def curves(stack: Stack) -> dict:
-    """Users (per copy and per node) and step time against the tensor-parallel degree, with the
-    share of a lone sequence's step spent communicating."""
+    """Users (per copy and per node) and step time against the tensor-parallel degree. A degree at
+    which the weights do not load has no step, and one at which no user fits has no busy step, so
+    each step curve has only the degrees it can time."""
     on = sharded(stack)
-    rows, x, users, node, lone, busy, share = [], [], [], [], [], [], []
-    for n in DEGREES:
-        if refusal(on.model, n, stack.parallel.pipeline):
-            continue
-        d = degree(on, n)
-        x.append(n)
-        users.append(d.plan.users_worst.value)
-        node.append(d.plan.node_users.value)
-        lone.append(1000 * d.lone.time.value if d.lone else None)
-        busy.append(1000 * d.busy.time.value if d.busy else None)
-        share.append(100 * d.lone.share.value if d.lone else None)
-        rows.append([str(n), grouped(d.plan.users_worst.value), grouped(d.plan.node_users.value),
-                     f"{lone[-1]:.1f}" if d.lone else "does not load", f"{busy[-1]:.1f}" if d.busy else "no user fits",
-                     f"{share[-1]:.1f}%" if d.lone else "—"])
+    degrees = [(n, degree(on, n)) for n in DEGREES if not refusal(on.model, n, stack.parallel.pipeline)]
+    timed = [(n, d) for n, d in degrees if d.lone]
+    busy = [(n, d) for n, d in degrees if d.busy]
     drawn = [
-        {"name": "users per copy, worst case", "x": x, "y": users},
-        {"name": "users per node of eight", "x": x, "y": node},
-        {"name": "step, one sequence (ms)", "x": x, "y": lone},
-        {"name": "step, every user admitted (ms)", "x": x, "y": busy},
+        {"name": "users per copy, worst case", "x": [n for n, _ in degrees], "y": [d.plan.users_worst.value for _, d in degrees]},
+        {"name": "users per node of eight", "x": [n for n, _ in degrees], "y": [d.plan.node_users.value for _, d in degrees]},
+        {"name": "step, one sequence (ms)", "x": [n for n, _ in timed], "y": [1000 * d.lone.time.value for _, d in timed]},
+        {"name": "step, every user admitted (ms)", "x": [n for n, _ in busy], "y": [1000 * d.busy.time.value for _, d in busy]},
     ]
+    rows = [[str(n), grouped(d.plan.users_worst.value), grouped(d.plan.node_users.value),
+             f"{1000 * d.lone.time.value:.1f}" if d.lone else "does not load",
+             f"{1000 * d.busy.time.value:.1f}" if d.busy else "no user fits",
+             SHARE.show(d.lone.share.value) if d.lone else "—"] for n, d in degrees]
     return {"curves": drawn, "rows": rows}
