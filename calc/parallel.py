@@ -318,7 +318,9 @@ class AllReduces:
 
     @property
     def latency_share(self) -> Result:
-        value = self.latency.value / self.each.value if self.each.value else 0.0
+        if not self.each.value:
+            return Result(0.0, PERCENT, formula="fixed cost ÷ time of one all-reduce", worked="no all-reduce to share out")
+        value = self.latency.value / self.each.value
         return Result(value, PERCENT, formula="fixed cost ÷ time of one all-reduce",
                       worked=f"{self.latency} ÷ {MICROSECONDS.precise(self.each.value)} = {PERCENT.show(value)}")
 
