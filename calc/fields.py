@@ -377,12 +377,15 @@ def _parallel_limit(stack: Stack, tokens: int) -> Stack:
     return replace(stack, context_limit=tokens, typical_conversation=min(stack.typical_conversation, tokens))
 
 
+# The reference stack's own model is the 8B; document 11 shards Stack.parallel.model. Choosing one
+# sets both, so what the calculator says it computed for (its inputs line, a chart's note) is the model split.
 PARALLEL_MODEL = ChoiceField("model", "Model", {k: m.name for k, m in PARALLEL_MODELS.items()},
                              current=lambda s: _key(PARALLEL_MODELS, s.parallel.model),
-                             apply=lambda s, key: replace(s, parallel=replace(s.parallel, model=PARALLEL_MODELS[key])))
+                             apply=lambda s, key: replace(s, model=PARALLEL_MODELS[key],
+                                                          parallel=replace(s.parallel, model=PARALLEL_MODELS[key])))
 TENSOR = NumberField("tensor", "Tensor parallel", 1, 64, True, "GPUs", current=lambda s: s.parallel.tensor,
                      apply=_parallel("tensor"), hint="--tensor-parallel-size")
-PIPELINE = NumberField("pipeline", "Pipeline stages", 1, 8, True, "stages", current=lambda s: s.parallel.pipeline,
+PIPELINE = NumberField("pipeline", "Pipeline", 1, 8, True, "stages", current=lambda s: s.parallel.pipeline,
                        apply=_parallel("pipeline"), hint="--pipeline-parallel-size")
 PARALLEL_LIMIT = replace(CONTEXT_LIMIT, apply=_parallel_limit)
 PARALLEL_BATCH = NumberField("batch", "Batch", 1, 100_000, True, "sequences", optional=True,

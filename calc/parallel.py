@@ -731,6 +731,9 @@ def naive(stack: Stack, degrees: dict[str, Degree]) -> dict[str, Result]:
                       worked=(f"{MICROSECONDS.precise(lone.all_reduce.each.value)} ÷ {MICROSECONDS.precise(at_sheet)} = "
                               f"{grouped(lone.all_reduce.each.value / at_sheet if at_sheet else 0, 0)}×")),
     }
+    steps = 2 * (NODE_GPUS - 1)
+    result["ring_steps"] = Result(steps, COUNT, formula="2(n − 1) sends per GPU in one ring all-reduce",
+                                  worked=f"2 × ({NODE_GPUS} − 1) = {steps}")
     if all(key in degrees and degrees[key].lone for key in ("tp2", "tp8")):
         two, eight = degrees["tp2"].lone.time.value, degrees["tp8"].lone.time.value
         result["speedup"] = Result(two / eight, RATIO, formula="one sequence's step at tp 2 ÷ at tp 8",

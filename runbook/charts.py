@@ -342,6 +342,7 @@ def tp_scaling(namespace: Mapping[str, Any]) -> dict[str, Any]:
             **PAGE_STYLE,
             "height": 440,
         },
+        "subject": "parallel.model.name",  # the model split, which the reference stack keeps beside its own
         "table": {"columns": ["tp", "users per copy", "users per node", "step, one sequence (ms)",
                               "step, every user admitted (ms)", "communicating, one sequence"],
                   "rows": data["rows"]},
