@@ -136,7 +136,7 @@ def test_the_step_and_its_share(section):
     bandwidth = H100_SXM.hbm_tb_per_s * 1e12 * REFERENCE.efficiency.bandwidth_fraction
     lone = section["lone"]
     assert lone.matmuls.reading.value == pytest.approx(read / bandwidth)
-    assert lone.attention.bytes.value == 2000 * 2 * layers * 2 * 128 * 2
+    assert lone.attention.bytes.value == REFERENCE.traffic.prompt_p50 * 2 * layers * (8 // 4) * (hidden // 64) * 2
     communicating = lone.all_reduce.time.value
     assert lone.time.value == pytest.approx(lone.matmuls.time.value + lone.attention.time.value + communicating)
     assert lone.share.value == pytest.approx(communicating / lone.time.value)
