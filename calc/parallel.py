@@ -20,14 +20,13 @@ from . import kvcache, operations, timing
 from .anatomy import count_parameters
 from .cards import H200_SXM, L40S, Card
 from .models import DEEPSEEK_V3, LLAMA_3_1_405B, LLAMA_3_1_70B, MIXTRAL_8X7B, Model
-from .precision import BF16, FP8, INT4, PRECISIONS, Precision, weight_bytes
+from .precision import BF16, FP8, PRECISIONS, Precision, weight_bytes
 from .stack import Stack
 from .units import (BYTES, COUNT, GB_MOVED, GB_PER_S, GFLOP, GIB_HELD, KIB_HELD, MICROSECONDS, MS, PERCENT, RATIO,
-                    SHARE, TIMES, TOKENS_PER_S, GiB, Result, given, grouped, plain)
+                    RATIO_FINE, SHARE, TIMES, TOKENS_PER_S, GiB, Result, given, grouped, plain)
 
 NODE_GPUS = 8  # GPUs one server joins by NVLink (HGX H100, H200, B200) or on one PCIe fabric
 DEGREES = (1, 2, 4, 8)
-LARGEST_PIPELINE = 8
 VOCAB_PADDING = 64
 VOCAB_SOURCE = ("vLLM, vllm/model_executor/layers/vocab_parallel_embedding.py: DEFAULT_VOCAB_PADDING_SIZE = 64; "
                 "VocabParallelEmbedding and ParallelLMHead each hold a slice of the padded vocabulary per "
@@ -287,8 +286,8 @@ def achieved_link(stack: Stack) -> Result:
 def ring_factor(gpus: int) -> Result:
     """Each GPU of a ring all-reduce sends (and receives) 2(n − 1) ÷ n of the message."""
     value = 2 * (gpus - 1) / gpus
-    return Result(value, RATIO, formula="2(n − 1) ÷ n",
-                  worked=f"2 × ({gpus} − 1) ÷ {gpus} = {grouped(value, 3)}")
+    return Result(value, RATIO_FINE, formula="2(n − 1) ÷ n",
+                  worked=f"2 × ({gpus} − 1) ÷ {gpus} = {RATIO_FINE.show(value)}")
 
 
 @dataclass(frozen=True)
@@ -341,6 +340,7 @@ def all_reduces(stack: Stack, tensor: int, tokens: int, layers: int) -> AllReduc
     factor = ring_factor(tensor)
     traffic = message * factor.value
     each = stack.parallel.latency_s + traffic / link.value
+    unit = MICROSECONDS if each < 0.001 else MS  # a prompt's all-reduce can run to milliseconds
     return AllReduces(
         gpus=tensor, tokens=tokens,
         count=Result(count, COUNT, formula="2 × layers + 1 (the embedding)", worked=f"2 × {layers} + 1 = {count}"),
@@ -348,8 +348,8 @@ def all_reduces(stack: Stack, tensor: int, tokens: int, layers: int) -> AllReduc
         traffic=Result(traffic, BYTES, formula="2(n − 1) ÷ n × message",
                        worked=f"2 × ({tensor} − 1) ÷ {tensor} × {grouped(message)} B = {BYTES.show(traffic)}"),
         link=link, latency=latency,
-        each=Result(each, MICROSECONDS, formula="fixed cost + traffic ÷ achieved link",
-                    worked=(f"{latency} + {grouped(traffic)} B ÷ {link.operand} = {MICROSECONDS.show(each)}")),
+        each=Result(each, unit, formula="fixed cost + traffic ÷ achieved link",
+                    worked=(f"{latency} + {grouped(traffic)} B ÷ {link.operand} = {unit.show(each)}")),
     )
 
 
@@ -685,7 +685,7 @@ def section(stack: Stack) -> dict[str, object]:
         "degrees": degrees,
         "link": link,
         "one_way": one_way(on.card),
-        "vocab_padding": given(VOCAB_PADDING, COUNT, "vLLM's vocabulary padding"),
+        "vocab_padding": given(VOCAB_PADDING, COUNT, VOCAB_SOURCE),
         "measured": {"ring": given(RING_EFFECTIVE_GB_PER_S * 1e9, GB_PER_S, RING_SOURCE),
                      "ring_fraction": Result(RING_EFFECTIVE_GB_PER_S * 1e9 / one_way(on.card).value, PERCENT,
                                              formula="measured ring rate ÷ one-way line rate",
