@@ -701,6 +701,7 @@ def section(stack: Stack) -> dict[str, object]:
         "l405_fp8": fp8_405,
         "l405_fp8_step": decode_step(fp8_405, 1, stack.traffic.prompt_p50),
         "l405_bf16": bf16_405,
+        "l405_bf16_step": decode_step(bf16_405, 1, stack.traffic.prompt_p50),
         "bubble": bubble(bf16_405.pipeline, stack.parallel.microbatches),
         "microbatches": given(stack.parallel.microbatches, COUNT, "micro-batches per batch"),
         "deepseek": moe_memory(stack, DEEPSEEK_V3, FP8),
