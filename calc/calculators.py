@@ -11,7 +11,7 @@ from .anatomy import itemised
 from .calculator import Calculator
 from .facts import Facts, facts
 from .fields import (ALL_REDUCE_LATENCY, PARALLEL_BATCH, PARALLEL_LIMIT, PARALLEL_MODEL, PIPELINE, RING, TENSOR)
-from .fields import (CUSTOM, ACTIVATIONS, ATTENTION_LIMIT, ATTENTION_SETTING, BANDWIDTH, BATCH, BLOCK_SIZE, CARD, CHARACTERS,
+from .fields import (CUSTOM, COMMAND, ACTIVATIONS, ATTENTION_LIMIT, ATTENTION_SETTING, BANDWIDTH, BATCH, BLOCK_SIZE, CARD, CHARACTERS,
                      CONTEXT_LIMIT, CONVERSATION, HEAD_DIM, HELD, HIGH_FREQ, HIT_RATE, KV, LINK, LOW_FREQ, MFU, MODEL,
                      NUMBER, ORIGINAL, OUTPUT, PREFIX, PROMPT, REACH, ROPE_FACTOR, ROPE_THETA, ROPE_TYPE, SPREAD, TEXT_KIND,
                      UTILISATION, WEIGHTS, NumberField, beyond_positions)
@@ -336,8 +336,25 @@ PARALLEL = Calculator(
     curves={"tp-scaling": tp_scaling},
 )
 
+
+def users_vs_utilisation(namespace: Facts) -> dict:
+    """Users a launch line admits against --gpu-memory-utilization, and the rows of its data table."""
+    from .launch import utilisation_curve
+    curves = utilisation_curve(namespace.stack)
+    rows = [[f"{x:.2f}"] + [grouped(curve["y"][i]) for curve in curves] for i, x in enumerate(curves[0]["x"])]
+    return {"curves": curves, "rows": rows}
+
+
+LAUNCH = Calculator(
+    name="launch",
+    label="What a vLLM launch line reserves",
+    fields=(CARD, COMMAND),
+    curves={"users-vs-utilisation": users_vs_utilisation},
+)
+
 CALCULATORS: dict[str, Calculator] = {c.name: c for c in (CAPACITY, PHASES, JOURNEY, HARDWARE, TOKENS, ANATOMY,
                                                            ATTENTION, POSITION, NUMBER_FORMATS, PRECISION, CACHE_OPS,
+                                                           LAUNCH,
                                                            PARALLEL)}
 
 

@@ -299,6 +299,9 @@ SECTIONS: dict[str, Callable[[Stack, "Facts"], object]] = {
     "precision": lambda stack, made: _precision(stack),
     "cacheops": lambda stack, made: _cacheops(stack),
     "parallel": lambda stack, made: _parallel(stack),
+    "engines": lambda stack, made: _engines(stack),
+    "lora": lambda stack, made: _lora(stack),
+    "batching": lambda stack, made: _batching(),
 }
 
 
@@ -371,6 +374,19 @@ def _cacheops(stack: Stack) -> object:
 def _parallel(stack: Stack) -> object:
     from . import parallel
     return parallel.section(stack)
+def _engines(stack: Stack) -> object:
+    from . import launch
+    return launch.section(stack)
+
+
+def _lora(stack: Stack) -> object:
+    from . import lora
+    return lora.section(stack)
+
+
+def _batching() -> object:
+    from . import batching
+    return batching.section()
 
 
 class Facts(Mapping[str, object]):

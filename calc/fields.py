@@ -134,7 +134,40 @@ class ChoiceField:
         return self.choices.get(value, "")
 
 
-Field = NumberField | ChoiceField
+@dataclass(frozen=True)
+class TextField:
+    """Text typed or pasted by the reader, such as a command line: only ever text. `apply` reads it
+    into the stack and raises ValueError with a message when it cannot."""
+
+    name: str
+    label: str
+    longest: int
+    current: Callable[[Stack], str]
+    apply: Callable[[Stack, str], Stack]
+    unit: str = ""
+    hint: str = ""
+    rows: int = 3
+
+    def default(self, stack: Stack) -> str:
+        return self.current(stack)
+
+    def parse(self, raw: Any) -> str:
+        text = raw if isinstance(raw, str) else ""
+        if not text.strip():
+            raise ValueError(f"{self.label} is empty: paste or type it")
+        if len(text) > self.longest:
+            raise ValueError(f"{self.label} is over {self.longest:,} characters: “{excerpt(text, 24)}”")
+        hidden = hidden_characters(re.sub(r"[\n\r\t]", "", text))  # line breaks and tabs only space it
+        if hidden:
+            raise ValueError(f"{self.label} holds a character that does not print ({', '.join(hidden[:3])}); "
+                             f"type it again")
+        return text
+
+    def shown(self, value: str) -> str:
+        return excerpt(" ".join(value.split()), 120)
+
+
+Field = NumberField | ChoiceField | TextField
 
 
 def _key(table: dict[str, Any], value: Any) -> str:
@@ -397,3 +430,13 @@ RING = NumberField("ring", "Link achieved", 1, 100, False, "%", places=0,
 ALL_REDUCE_LATENCY = NumberField("latency", "All-reduce fixed cost", 0, 10_000, False, "µs", places=1,
                                  current=lambda s: s.parallel.latency_s * 1e6, apply=_parallel("latency_s", 1e6),
                                  hint="per all-reduce, however small")
+
+
+# Document 12: a vLLM launch line, read by calc.launch on the card chosen before it.
+def _launch(stack: Stack, text: str) -> Stack:
+    from .launch import read
+    return read(text, stack)
+
+
+COMMAND = TextField("command", "Launch line", 4_000, current=lambda s: s.serving.command, apply=_launch,
+                    hint="vllm serve MODEL --flag value …; line breaks after a backslash are fine")

@@ -112,6 +112,26 @@ class Pricing:
     gpu_hour_usd: float = 3.00
 
 
+REFERENCE_COMMAND = "vllm serve meta-llama/Llama-3.1-8B-Instruct --gpu-memory-utilization 0.9 --max-model-len 8192"
+
+
+@dataclass(frozen=True)
+class Serving:
+    """Document 12: what a vLLM launch line sets besides the ladder's own inputs (calc.launch reads
+    the line into these). `max_num_seqs` and `max_num_batched_tokens`: None leaves vLLM's default for
+    the card. `kv_cache_memory_bytes`: None sizes the cache from the utilisation. `max_loras`: LoRA
+    slots held on each GPU, 0 when LoRA is off. `notes`: what the line set that changes no capacity."""
+
+    command: str = REFERENCE_COMMAND
+    tensor_parallel: int = 1
+    max_num_seqs: int | None = None
+    max_num_batched_tokens: int | None = None
+    kv_cache_memory_bytes: int | None = None
+    max_loras: int = 0
+    max_lora_rank: int = 16
+    notes: str = ""
+
+
 @dataclass(frozen=True)
 class Parallel:
     """How document 11 spreads a model over several GPUs, and the assumptions its communication is
@@ -163,6 +183,7 @@ class Stack:
     cache: CacheOps = CacheOps()  # document 10's cache operations
     price: Pricing = Pricing()  # documents 14 and 15: what an hour of one card costs
     parallel: Parallel = Parallel()  # document 11: the model spread over GPUs
+    serving: Serving = Serving()  # document 12: what the engine's launch line sets
 
 
 REFERENCE = Stack(

@@ -13,6 +13,7 @@ from calc.calculators import rope_wavelengths as rope_wavelengths_data
 from calc.calculators import precision_grid as precision_grid_data
 from calc.calculators import swap_vs_recompute as swap_vs_recompute_data
 from calc.calculators import tp_scaling as tp_scaling_data
+from calc.calculators import users_vs_utilisation as users_vs_utilisation_data
 from calc.journey import SHARE_CURVE_OUTPUTS
 from calc.hardware import roofline_curves
 from calc.roofline import CURVE_BATCHES
@@ -349,6 +350,34 @@ def tp_scaling(namespace: Mapping[str, Any]) -> dict[str, Any]:
     }
 
 
+USERS_STYLES = [
+    {"line": {"color": "#0f766e", "width": 2, "dash": "dot"}, "mode": "lines"},
+    {"line": {"color": "#0f766e", "width": 3}, "mode": "lines+markers", "marker": {"size": 6}},
+    {"line": {"color": "#b45309", "width": 3}, "mode": "lines+markers", "marker": {"size": 6, "symbol": "diamond"}},
+]
+
+
+def users_vs_utilisation(namespace: Mapping[str, Any]) -> dict[str, Any]:
+    """Users a launch line admits as --gpu-memory-utilization moves: memory's count and the scheduler's cap."""
+    data = users_vs_utilisation_data(namespace)
+    series = [{**curve, **style, "type": "scatter",
+               "hovertemplate": "utilisation %{x:.2f}: %{y:,} users<extra>%{fullData.name}</extra>"}
+              for curve, style in zip(data["curves"], USERS_STYLES, strict=True)]
+    return {
+        "data": series,
+        "layout": {
+            "xaxis": {"title": {"text": "--gpu-memory-utilization"}, "gridcolor": "#e7e5e4"},
+            "yaxis": {"title": {"text": "users admitted"}, "rangemode": "tozero", "gridcolor": "#e7e5e4"},
+            "legend": {"orientation": "h", "y": -0.25, "x": 0},
+            "margin": {"l": 64, "r": 16, "t": 16, "b": 120},
+            **PAGE_STYLE,
+            "height": 440,
+        },
+        "table": {"columns": ["utilisation", "paged, memory alone", "paged, capped", "worst case, capped"],
+                  "rows": data["rows"]},
+    }
+
+
 CHARTS: dict[str, Callable[[Mapping[str, Any]], dict[str, Any]]] = {
     "precision-grid": precision_grid,
     "swap-vs-recompute": swap_vs_recompute,
@@ -361,6 +390,7 @@ CHARTS: dict[str, Callable[[Mapping[str, Any]], dict[str, Any]]] = {
     "vocabulary-share": vocabulary_share,
     "anatomy-shares": anatomy_shares,
     "tp-scaling": tp_scaling,
+    "users-vs-utilisation": users_vs_utilisation,
 }
 
 

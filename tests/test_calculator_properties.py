@@ -13,7 +13,7 @@ from hypothesis import strategies as st
 
 from arithmetic import check
 from calc.calculators import CALCULATORS, CAPACITY, PHASES
-from calc.fields import CUSTOM, ChoiceField, NumberField
+from calc.fields import CUSTOM, ChoiceField, NumberField, TextField
 from calc import timing
 from calc.facts import facts
 from calc.models import CATALOGUE, LLAMA_3_1_8B_CONFIG
@@ -31,9 +31,26 @@ numeric_text = st.one_of(
 )
 
 
+# Launch lines for document 12's text field: ones that fit every card, and pieces to break them with.
+LAUNCH_LINES = [
+    "vllm serve meta-llama/Llama-3.1-8B-Instruct --gpu-memory-utilization 0.9 --max-model-len 8192",
+    "vllm serve meta-llama/Llama-3.1-8B-Instruct --max-model-len=4k --kv-cache-dtype fp8 --max-num-seqs 64",
+    "python -m vllm.entrypoints.openai.api_server --model meta-llama/Llama-3.2-1B-Instruct -tp 2 --block-size 32",
+    "vllm serve meta-llama/Llama-3.1-8B-Instruct \\\n  --quantization fp8 --max-model-len 8192 --enable-lora --max-loras 4 --max-lora-rank 64 --port 8000",
+]
+launch_lines = st.one_of(
+    st.sampled_from(LAUNCH_LINES),
+    st.lists(st.sampled_from(["--gpu-memory-utilization", "--max-model-len", "--max-num-seqs", "-tp", "--foo", "=",
+                              "0.9", "1.5", "8192", "8k", "3", "'", "\\", "\u200b", "--enable-lora", "auto", "-1"]),
+             max_size=8).map(lambda words: "vllm serve meta-llama/Llama-3.1-8B-Instruct " + " ".join(words)),
+)
+
+
 def field_values(field) -> st.SearchStrategy:
     if isinstance(field, ChoiceField):
         return st.one_of(st.sampled_from(sorted(field.choices)), st.text(max_size=20))
+    if isinstance(field, TextField):
+        return st.one_of(launch_lines, st.text(max_size=200))
     assert isinstance(field, NumberField)
     return st.one_of(numeric_text, st.text(max_size=40))
 
@@ -48,6 +65,8 @@ def valid_values(calculator) -> st.SearchStrategy:
     for field in calculator.fields:
         if isinstance(field, ChoiceField):
             strategies[field.name] = st.sampled_from(sorted(k for k in field.choices if k != CUSTOM))
+        elif isinstance(field, TextField):
+            strategies[field.name] = st.sampled_from(LAUNCH_LINES)
         elif field.name.startswith("measured_"):
             strategies[field.name] = st.just("")
         elif field.whole:
