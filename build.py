@@ -35,6 +35,7 @@ from runbook.inline import NotSelfContained, check_self_contained, inline_assets
 from runbook.links import check_once_in_the_runbook, link_documents
 from runbook.pages import Page, read_page
 from runbook.pdf import PrintError, print_site
+from runbook.provenance import Explainer, Provenance, deriving_documents
 from runbook.register import Namespace, counts, gathered, register_page
 from runbook.search import search_index
 from runbook.serve import serve
@@ -125,7 +126,7 @@ def _uses(pages: list[Page], directive: str) -> bool:
     return any(t.type == "directive" and t.info == directive for page in pages for t in page.tokens)
 
 
-def render(page: Page, catalogue: Catalogue, md, jinja: Environment) -> None:
+def render(page: Page, catalogue: Catalogue, md, jinja: Environment, explain: "Explainer") -> None:
     previous, following = catalogue.neighbours(page.entry.number)
     charts = {chart["id"]: {"data": chart["data"], "layout": chart["layout"]} for chart in page.charts}
     page.html = jinja.get_template("document.html.j2").render(
@@ -133,10 +134,11 @@ def render(page: Page, catalogue: Catalogue, md, jinja: Environment) -> None:
         **render_parts(page, md, {"jinja": jinja, "catalogue": catalogue}),
         charts=bool(charts), charts_json=Markup(_script_json(charts)),
         calculator=_uses([page], "calculator"), tokenizer=_uses([page], "tokenizer"),
+        provenance_packed=packed(explain([page]).encode("utf-8"), "provenance.json"),
     )
 
 
-def render_edition(pages: list[Page], catalogue: Catalogue, md, jinja: Environment) -> str:
+def render_edition(pages: list[Page], catalogue: Catalogue, md, jinja: Environment, explain: "Explainer") -> str:
     """Every document in reading order in one file, on one copy of the runtime: the file a reader keeps."""
     articles = [render_parts(page, md, {"jinja": jinja, "edition": page.entry.number, "catalogue": catalogue})
                 for page in pages]
@@ -148,6 +150,7 @@ def render_edition(pages: list[Page], catalogue: Catalogue, md, jinja: Environme
         documents_packed=packed(documents.encode("utf-8"), "edition-documents.html"),
         charts=bool(charts), charts_json=Markup(_script_json(charts)),
         calculator=_uses(pages, "calculator"), tokenizer=_uses(pages, "tokenizer"),
+        provenance_packed=packed(explain(pages).encode("utf-8"), "provenance.json"),
     )
 
 
@@ -178,6 +181,8 @@ def build(content: Path, out: Path, only: str | None = None, templates: Path = R
     namespace = Namespace(counts(pages, holder))
     jinja = make_jinja(templates, namespace)
     jinja.globals["search_json"] = Markup(search_index(pages, catalogue))
+    explain = Explainer(Provenance(namespace), namespace, deriving_documents(pages),
+                        {e.number: [e.title, e.output_name] for e in catalogue.entries if e.written})
     chosen = [page for page in pages if only is None or page.entry.number == only]
     by_number = {page.entry.number: page for page in pages}
     for page in pages if holder in chosen else chosen:  # the register draws every document's corrections
@@ -187,10 +192,10 @@ def build(content: Path, out: Path, only: str | None = None, templates: Path = R
         fill_register(holder, gathered(pages, holder))
     outputs: dict[str, bytes] = {}
     for page in chosen:
-        render(page, catalogue, md, jinja)
+        render(page, catalogue, md, jinja, explain)
         outputs[page.entry.output_name] = inline_assets(page.html, templates).encode("utf-8")
     if only is None:
-        edition = inline_assets(render_edition(pages, catalogue, md, jinja), templates)
+        edition = inline_assets(render_edition(pages, catalogue, md, jinja, explain), templates)
         outputs[EDITION] = edition.encode("utf-8")
         outputs.update(attachments or {})
         files = {name: len(data) for name, data in outputs.items()}

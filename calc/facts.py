@@ -302,6 +302,9 @@ SECTIONS: dict[str, Callable[[Stack, "Facts"], object]] = {
     "engines": lambda stack, made: _engines(stack),
     "lora": lambda stack, made: _lora(stack),
     "batching": lambda stack, made: _batching(),
+    "startup": lambda stack, made: _startup(stack),
+    "sampling": lambda stack, made: _sampling(stack),
+    "speculative": lambda stack, made: _speculative(stack),
 }
 
 
@@ -387,6 +390,20 @@ def _lora(stack: Stack) -> object:
 def _batching() -> object:
     from . import batching
     return batching.section()
+
+
+def _startup(stack: Stack) -> object:
+    from . import startup
+    return startup.section(stack)
+
+def _sampling(stack: Stack) -> object:
+    from . import sampling
+    return sampling.section(stack)
+
+
+def _speculative(stack: Stack) -> object:
+    from . import speculative
+    return speculative.section(stack)
 
 
 class Facts(Mapping[str, object]):

@@ -440,3 +440,78 @@ def _launch(stack: Stack, text: str) -> Stack:
 
 COMMAND = TextField("command", "Launch line", 4_000, current=lambda s: s.serving.command, apply=_launch,
                     hint="vllm serve MODEL --flag value …; line breaks after a backslash are fine")
+
+def vector_fields(name: str, labels: tuple[str, ...], minimum: float, maximum: float, places: int,
+                  read: Callable[[Stack], tuple[float, ...]], write: Callable[[Stack, tuple[float, ...]], Stack],
+                  unit: str = "", hint: str = "") -> tuple[NumberField, ...]:
+    """A fixed-length vector the stack holds, typed as one number field per element (`name_0`,
+    `name_1`, …): each reads its own element and, applied, replaces only that element."""
+    def element(index: int, label: str) -> NumberField:
+        def apply(stack: Stack, value: float) -> Stack:
+            values = list(read(stack))
+            values[index] = value
+            return write(stack, tuple(values))
+        return NumberField(f"{name}_{index}", label, minimum, maximum, False, unit, places=places, hint=hint,
+                           current=lambda s: read(s)[index], apply=apply)
+    return tuple(element(i, label) for i, label in enumerate(labels))
+
+
+# Document 13: the sampling explorer's logits and parameters, and speculative decoding's assumptions.
+def _sampling(name: str):
+    def apply(stack: Stack, value: float) -> Stack:
+        return replace(stack, sampling=replace(stack.sampling, **{name: value}))
+    return apply
+
+
+def _top_p(stack: Stack, value: float) -> Stack:
+    if value == 0:
+        raise ValueError("Top-p must be above 0: it keeps the smallest set of tokens whose probabilities "
+                         "reach p, and 1 keeps them all")
+    return _sampling("top_p")(stack, value)
+
+
+def _candidates() -> tuple[str, ...]:
+    from .sampling import CANDIDATES
+    return CANDIDATES
+
+
+LOGITS = vector_fields("logit", tuple(f"Logit of “{c}”" for c in _candidates()), -100, 100, 1,
+                       read=lambda s: s.sampling.logits,
+                       write=lambda s, v: replace(s, sampling=replace(s.sampling, logits=v)))
+TEMPERATURE = NumberField("temperature", "Temperature", 0, 100, False, "", places=2,
+                          current=lambda s: s.sampling.temperature, apply=_sampling("temperature"),
+                          hint="logits ÷ T; 0 is greedy")
+TOP_K = NumberField("top_k", "Top-k", 0, 100_000, True, "tokens", current=lambda s: s.sampling.top_k,
+                    apply=_sampling("top_k"), hint="0: off")
+TOP_P = NumberField("top_p", "Top-p", 0, 1, False, "", places=2, current=lambda s: s.sampling.top_p, apply=_top_p,
+                    hint="above 0, at most 1; 1: off")
+MIN_P = NumberField("min_p", "Min-p", 0, 1, False, "", places=2, current=lambda s: s.sampling.min_p,
+                    apply=_sampling("min_p"), hint="share of the top token's probability; 0: off")
+SEED = NumberField("seed", "Seed", 0, 2 ** 32 - 1, True, "", current=lambda s: s.sampling.seed, apply=_sampling("seed"),
+                   hint="picks the uniform draw")
+
+
+def _speculation(name: str):
+    def apply(stack: Stack, value: Any) -> Stack:
+        return replace(stack, speculation=replace(stack.speculation, **{name: value}))
+    return apply
+
+
+def _drafters() -> dict[str, str]:
+    from .speculative import DRAFTERS
+    return {key: drafter.name for key, drafter in DRAFTERS.items()}
+
+
+ACCEPTANCE = NumberField("acceptance", "Acceptance rate α", 0, 1, False, "", places=2,
+                         current=lambda s: s.speculation.acceptance, apply=_speculation("acceptance"),
+                         hint="chance a drafted token is accepted")
+DRAFTED = NumberField("drafted", "Drafted tokens γ", 1, 16, True, "tokens", current=lambda s: s.speculation.drafted,
+                      apply=_speculation("drafted"), hint="per verification pass")
+DRAFTER = ChoiceField("drafter", "Drafter", _drafters(), current=lambda s: s.speculation.drafter,
+                      apply=_speculation("drafter"))
+SPEC_BATCH = NumberField("spec_batch", "Batch", 1, 4096, True, "sequences", current=lambda s: s.speculation.batch,
+                         apply=_speculation("batch"), hint="sequences decoding together")
+TARGET = ChoiceField("model", "Target model",
+                     {k: CATALOGUE[k].name for k in ("llama-3.1-8b", "llama-3.1-70b", "llama-3.1-405b")},
+                     current=lambda s: _key(CATALOGUE, s.model), apply=lambda s, key: replace(s, model=CATALOGUE[key]),
+                     hint="Llama 3.1: the drafters share its tokenizer")

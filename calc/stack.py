@@ -160,6 +160,43 @@ class Parallel:
 
 
 @dataclass(frozen=True)
+class Sampling:
+    """What document 13's sampling explorer starts from: six candidate next tokens' logits (an
+    example, invented to show each filter at work) and the sampling parameters.
+
+    `temperature` 0.6 and `top_p` 0.9 are Llama 3.1 8B Instruct's own defaults (its
+    generation_config.json, https://huggingface.co/meta-llama/Llama-3.1-8B-Instruct/blob/main/generation_config.json);
+    `min_p` 0.02 and `top_k` 4 are this page's examples, chosen so each filter removes a token
+    (vLLM's defaults are 0 for min-p, off, and 0 or −1 for top-k, off). `seed` picks the uniform
+    draw (Python's random.Random, the same Mersenne Twister in CPython and Pyodide).
+    """
+
+    logits: tuple[float, ...] = (4.0, 3.5, 3.0, 2.4, 1.8, -0.5)
+    temperature: float = 0.6
+    top_k: int = 4
+    top_p: float = 0.9
+    min_p: float = 0.02
+    seed: int = 42
+
+
+@dataclass(frozen=True)
+class Speculation:
+    """What document 13's speculative decoding is priced on.
+
+    `acceptance`: α, the chance the target accepts a drafted token (an assumption: it depends on
+    the draft, the target, the text and the temperature; vLLM reports the measured rate in its
+    spec-decode metrics, accepted tokens ÷ drafted tokens, so replace it with yours). `drafted`: γ,
+    tokens drafted per verification pass (vLLM's num_speculative_tokens; an example). `drafter`:
+    who drafts (a key of calc.speculative.DRAFTERS). `batch`: sequences decoding together.
+    """
+
+    acceptance: float = 0.8
+    drafted: int = 4
+    drafter: str = "llama-3.2-1b"
+    batch: int = 1
+
+
+@dataclass(frozen=True)
 class Stack:
     """A model on a card under an engine, with the traffic it must carry and what it promises."""
 
@@ -184,6 +221,8 @@ class Stack:
     price: Pricing = Pricing()  # documents 14 and 15: what an hour of one card costs
     parallel: Parallel = Parallel()  # document 11: the model spread over GPUs
     serving: Serving = Serving()  # document 12: what the engine's launch line sets
+    sampling: Sampling = Sampling()  # document 13: the sampling explorer's logits and parameters
+    speculation: Speculation = Speculation()  # document 13: speculative decoding's assumptions
 
 
 REFERENCE = Stack(
@@ -193,6 +232,8 @@ REFERENCE = Stack(
     kv_precision=BF16,
     engine="vLLM",
     gpu_memory_utilization=0.90,
+    # An assumption: vLLM's profile of this shape on an H100 measured 1.79 GiB outside PyTorch + a
+    # 1.26 GiB activation peak = 3.05 GiB (vllm-project/vllm PR 10511; calc.startup), within 2%.
     activation_reserve_bytes=3.00 * GiB,
     context_limit=8_192,
     typical_conversation=2_300,
