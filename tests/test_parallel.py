@@ -17,11 +17,10 @@ from calc.facts import facts
 from calc.models import DEEPSEEK_V3_CONFIG, LLAMA_3_1_405B_CONFIG, LLAMA_3_1_70B_CONFIG
 from calc.present import leaves
 from calc.stack import REFERENCE
-from calc.units import GiB, Result
+from calc.units import Result
 from conftest import Calculator, booted_page
 
-GIB = 1024 ** 3
-POOL = H100_SXM.reported_mib * 1024 ** 2 * REFERENCE.gpu_memory_utilization
+POOL = H100_SXM.engine_capacity.value * REFERENCE.gpu_memory_utilization  # the total the engine multiplies, from calc's card data
 RESERVE = REFERENCE.activation_reserve_bytes
 LIMIT, BLOCK, TYPICAL = REFERENCE.context_limit, REFERENCE.block_size, REFERENCE.typical_conversation
 
@@ -176,7 +175,7 @@ def test_a_latent_cache_is_copied_by_tensor_parallelism(section):
     layers = DEEPSEEK_V3_CONFIG["num_hidden_layers"]
     per_token = layers * (DEEPSEEK_V3_CONFIG["kv_lora_rank"] + DEEPSEEK_V3_CONFIG["qk_rope_head_dim"]) * 2
     assert latent["tp"].per_token.value == per_token, "the whole latent on every GPU"
-    pool = H200_SXM.reported_mib * 1024 ** 2 * REFERENCE.gpu_memory_utilization
+    pool = H200_SXM.engine_capacity.value * REFERENCE.gpu_memory_utilization
     tokens = (pool - latent["tp"].weights.value - RESERVE) // (BLOCK * per_token) * BLOCK
     assert latent["tp"].users_worst.value == tokens // LIMIT
     each = (pool - latent["dp_weights"].value - RESERVE) // (BLOCK * per_token) * BLOCK // LIMIT
