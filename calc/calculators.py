@@ -10,6 +10,7 @@ from . import kvcache, operations, timing
 from .anatomy import itemised
 from .calculator import Calculator
 from .facts import Facts, facts
+from .fields import (ALL_REDUCE_LATENCY, PARALLEL_BATCH, PARALLEL_LIMIT, PARALLEL_MODEL, PIPELINE, RING, TENSOR)
 from .fields import (CUSTOM, COMMAND, ACTIVATIONS, ATTENTION_LIMIT, ATTENTION_SETTING, BANDWIDTH, BATCH, BLOCK_SIZE, CARD, CHARACTERS,
                      CONTEXT_LIMIT, CONVERSATION, HEAD_DIM, HELD, HIGH_FREQ, HIT_RATE, KV, LINK, LOW_FREQ, MFU, MODEL,
                      NUMBER, ORIGINAL, OUTPUT, PREFIX, PROMPT, REACH, ROPE_FACTOR, ROPE_THETA, ROPE_TYPE, SPREAD, TEXT_KIND,
@@ -307,6 +308,36 @@ CACHE_OPS = Calculator(
     curves={"swap-vs-recompute": swap_vs_recompute},
 )
 
+PARALLEL_FIELDS = (PARALLEL_MODEL, CARD, WEIGHTS, KV, TENSOR, PIPELINE, PARALLEL_LIMIT, PARALLEL_BATCH, RING,
+                   ALL_REDUCE_LATENCY)
+
+
+def split_is_possible(parsed: Mapping[str, Any]) -> dict[str, str]:
+    """The tensor-parallel degree must split the heads whole and stay within a node; a stage needs a layer."""
+    stack = stack_of(parsed, (PARALLEL_MODEL, TENSOR, PIPELINE))
+    if stack is None:
+        return {}
+    from .parallel import refusal
+    problem = refusal(stack.parallel.model, stack.parallel.tensor, stack.parallel.pipeline)
+    if not problem:
+        return {}
+    return {"pipeline" if problem.endswith("at least one") else "tensor": problem}
+
+
+def tp_scaling(namespace: Facts) -> dict:
+    """Users and step time against the tensor-parallel degree, for the calculator's model and card."""
+    from .parallel import curves
+    return curves(namespace.stack)
+
+
+PARALLEL = Calculator(
+    name="parallel",
+    label="Many GPUs: the per-GPU ladder and what the split costs",
+    fields=PARALLEL_FIELDS,
+    checks=(split_is_possible,),
+    curves={"tp-scaling": tp_scaling},
+)
+
 
 PLANNING_FIELDS = (RATE, PROMPT_P50, PROMPT_P95, OUTPUT_P50, TTFT, ITL, MODEL, CARD, WEIGHTS, KV, UTILISATION, BUSIEST,
                    SPARES, AVERAGE_LOAD, PRICE)
@@ -433,7 +464,8 @@ SPECULATIVE = Calculator(
 
 CALCULATORS: dict[str, Calculator] = {c.name: c for c in (CAPACITY, PHASES, JOURNEY, HARDWARE, TOKENS, ANATOMY,
                                                            ATTENTION, POSITION, NUMBER_FORMATS, PRECISION, CACHE_OPS,
-                                                           LAUNCH, SAMPLING, SPECULATIVE, PLANNING)}
+                                                           LAUNCH, SAMPLING, SPECULATIVE, PLANNING,
+                                                           PARALLEL)}
 
 
 def run_json(request: str) -> str:

@@ -299,6 +299,7 @@ SECTIONS: dict[str, Callable[[Stack, "Facts"], object]] = {
     "precision": lambda stack, made: _precision(stack),
     "cacheops": lambda stack, made: _cacheops(stack),
     "plan": lambda stack, made: _plan(stack),
+    "parallel": lambda stack, made: _parallel(stack),
     "engines": lambda stack, made: _engines(stack),
     "lora": lambda stack, made: _lora(stack),
     "batching": lambda stack, made: _batching(),
@@ -377,6 +378,13 @@ def _cacheops(stack: Stack) -> object:
 def _plan(stack: Stack) -> object:
     from . import planning
     return planning.section(stack)
+
+
+def _parallel(stack: Stack) -> object:
+    from . import parallel
+    return parallel.section(stack)
+
+
 def _engines(stack: Stack) -> object:
     from . import launch
     return launch.section(stack)

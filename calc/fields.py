@@ -14,7 +14,7 @@ from typing import Any, Callable
 
 from .cards import CARDS
 from .echo import excerpt, hidden_characters
-from .models import CATALOGUE, ConfigError, Model
+from .models import ATTENTION_MODELS, CATALOGUE, ConfigError, Model
 from .precision import KV_PRECISIONS, PRECISIONS
 from .stack import Stack
 from .units import GiB, grouped
@@ -424,6 +424,49 @@ AVERAGE_LOAD = NumberField("average_load", "Average load", 1, 100, False, "% of 
                            hint="over a month: spreads the bill")
 PRICE = NumberField("price", "Price", 0.01, 1_000, False, "$/GPU-hour", places=2, current=lambda s: s.price.gpu_hour_usd,
                     apply=lambda s, v: replace(s, price=replace(s.price, gpu_hour_usd=v)))
+
+
+# Document 11: the model spread over GPUs (calc.stack.Parallel).
+PARALLEL_MODELS = {**CATALOGUE, "deepseek-v3": ATTENTION_MODELS["deepseek-v3"]}
+
+
+def _parallel(name: str, scale: float = 1):
+    def apply(stack: Stack, value: float) -> Stack:
+        return replace(stack, parallel=replace(stack.parallel, **{name: value / scale if scale != 1 else value}))
+    return apply
+
+
+def _parallel_limit(stack: Stack, tokens: int) -> Stack:
+    """The context limit, checked against the sharded model's positions; a typical conversation
+    longer than the limit is cut to it, so the paged count stays within the limit."""
+    beyond = beyond_positions(stack.parallel.model, tokens)
+    if beyond:
+        raise ValueError(f"{beyond}; a context limit past that is one it cannot serve")
+    return replace(stack, context_limit=tokens, typical_conversation=min(stack.typical_conversation, tokens))
+
+
+# The reference stack's own model is the 8B; document 11 shards Stack.parallel.model. Choosing one
+# sets both, so what the calculator says it computed for (its inputs line, a chart's note) is the model split.
+PARALLEL_MODEL = ChoiceField("model", "Model", {k: m.name for k, m in PARALLEL_MODELS.items()},
+                             current=lambda s: _key(PARALLEL_MODELS, s.parallel.model),
+                             apply=lambda s, key: replace(s, model=PARALLEL_MODELS[key],
+                                                          parallel=replace(s.parallel, model=PARALLEL_MODELS[key])))
+TENSOR = NumberField("tensor", "Tensor parallel", 1, 64, True, "GPUs", current=lambda s: s.parallel.tensor,
+                     apply=_parallel("tensor"), hint="--tensor-parallel-size")
+PIPELINE = NumberField("pipeline", "Pipeline", 1, 8, True, "stages", current=lambda s: s.parallel.pipeline,
+                       apply=_parallel("pipeline"), hint="--pipeline-parallel-size")
+PARALLEL_LIMIT = replace(CONTEXT_LIMIT, apply=_parallel_limit)
+PARALLEL_BATCH = NumberField("batch", "Batch", 1, 100_000, True, "sequences", optional=True,
+                             current=lambda s: s.parallel.batch or 0, apply=_parallel("batch"),
+                             hint="empty: every user the cache admits at the limit")
+RING = NumberField("ring", "Link achieved", 1, 100, False, "%", places=0,
+                   current=lambda s: 100 * s.parallel.link_fraction, apply=_parallel("link_fraction", 100),
+                   hint="share of the one-way link rate an all-reduce reaches")
+ALL_REDUCE_LATENCY = NumberField("latency", "All-reduce fixed cost", 0, 10_000, False, "µs", places=1,
+                                 current=lambda s: s.parallel.latency_s * 1e6, apply=_parallel("latency_s", 1e6),
+                                 hint="per all-reduce, however small")
+
+
 # Document 12: a vLLM launch line, read by calc.launch on the card chosen before it.
 def _launch(stack: Stack, text: str) -> Stack:
     from .launch import read

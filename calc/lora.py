@@ -114,6 +114,7 @@ def section(stack) -> dict[str, object]:
         "users": Result(users, USERS_FINE, formula="tokens displaced ÷ tokens per typical user",
                         worked=f"{displaced} ÷ {base.tokens_per_user_paged} = {users:,.2f} users"),
         "fit": Result(fit, COUNT, formula="⌊KV budget ÷ one adapter⌋",
-                      worked=f"⌊{grouped(int(base.kv_budget.value))} B ÷ {grouped(int(one.value))} B⌋ = {grouped(fit)}"),
+                      worked=(f"⌊{grouped(int(base.kv_budget.value))} B ÷ {grouped(int(one.value))} B⌋ = {grouped(fit)}"
+                              if base.kv_budget.value > 0 else f"a KV budget of {base.kv_budget} holds no adapter")),
         "source": LORA_SOURCE,
     }

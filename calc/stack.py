@@ -4,7 +4,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from .cards import H100_SXM, Card
-from .models import LLAMA_3_1_8B, Model
+from .models import LLAMA_3_1_8B, LLAMA_3_1_70B, Model
 from .precision import BF16, Precision
 from .units import GiB
 
@@ -133,6 +133,33 @@ class Serving:
 
 
 @dataclass(frozen=True)
+class Parallel:
+    """How document 11 spreads a model over several GPUs, and the assumptions its communication is
+    priced on.
+
+    `model`: the model it shards, Llama 3.1 70B, which one 80 GB card cannot hold in bf16. `tensor`:
+    the tensor-parallel degree (`--tensor-parallel-size`); `pipeline`: pipeline stages
+    (`--pipeline-parallel-size`). `batch`: sequences decoding together; None: every sequence the
+    cache admits at the context limit. `link_fraction`: the share of the link's one-way line rate a
+    ring all-reduce reaches (an assumption: NCCL's developers put H100 NVLink's line rate at
+    450 GB/s each way and the ring's effective rate at about 370 GB/s after some 20% of protocol
+    overhead, https://github.com/NVIDIA/nccl-tests/issues/212). `latency_s`: the fixed cost of one
+    all-reduce however small (an assumption: vLLM's custom all-reduce took 9 to 10 µs for a
+    512-byte message on H100 at two, four and eight GPUs, without CUDA graphs, in
+    https://github.com/sgl-project/sglang/pull/2904; TensorRT-LLM's kernel 4 to 6 µs).
+    `microbatches`: how many pieces a pipeline's batch is cut into (an example).
+    """
+
+    model: Model = LLAMA_3_1_70B
+    tensor: int = 4
+    pipeline: int = 1
+    batch: int | None = None
+    link_fraction: float = 0.80
+    latency_s: float = 0.000_010
+    microbatches: int = 4
+
+
+@dataclass(frozen=True)
 class Sampling:
     """What document 13's sampling explorer starts from: six candidate next tokens' logits (an
     example, invented to show each filter at work) and the sampling parameters.
@@ -214,6 +241,7 @@ class Stack:
     cache: CacheOps = CacheOps()  # document 10's cache operations
     price: Pricing = Pricing()  # documents 14 and 15: what an hour of one card costs
     headroom: Headroom = Headroom()  # document 14: from a load to a fleet
+    parallel: Parallel = Parallel()  # document 11: the model spread over GPUs
     serving: Serving = Serving()  # document 12: what the engine's launch line sets
     sampling: Sampling = Sampling()  # document 13: the sampling explorer's logits and parameters
     speculation: Speculation = Speculation()  # document 13: speculative decoding's assumptions

@@ -107,6 +107,8 @@ MS_FINE = Unit("ms", 0.001, "ms", 2)
 SECONDS = Unit("s", 1, "s", 0, exact_up_to=2)
 FRACTION = Unit("fraction", 1, "", 2, exact_up_to=6)
 MIB_REPORTED = Unit("MiB", MiB, "MiB", 0)
+BYTES = Unit("B", 1, "B", 0)
+MICROSECONDS = Unit("µs", 1e-6, "µs", 1, significant=2)
 
 
 @dataclass(frozen=True)

@@ -13,6 +13,7 @@ from calc.calculators import rope_wavelengths as rope_wavelengths_data
 from calc.calculators import precision_grid as precision_grid_data
 from calc.calculators import swap_vs_recompute as swap_vs_recompute_data
 from calc.calculators import gpus_vs_rate as gpus_vs_rate_data
+from calc.calculators import tp_scaling as tp_scaling_data
 from calc.calculators import users_vs_utilisation as users_vs_utilisation_data
 from calc.calculators import sampling_filters as sampling_filters_data
 from calc.calculators import speculative_speedup as speculative_speedup_data
@@ -347,6 +348,41 @@ def gpus_vs_rate(namespace: Mapping[str, Any]) -> dict[str, Any]:
     }
 
 
+def tp_scaling(namespace: Mapping[str, Any]) -> dict[str, Any]:
+    """Users (bars, left) and decode step time (lines, right) against the tensor-parallel degree."""
+    data = tp_scaling_data(namespace)
+    copy, node, lone, busy = data["curves"]
+    series = [
+        {**copy, "type": "bar", "marker": {"color": "#0f766e"},
+         "hovertemplate": "tp %{x}: %{y:,} users<extra>per copy</extra>"},
+        {**node, "type": "bar", "marker": {"color": "#99c7c1"},
+         "hovertemplate": "tp %{x}: %{y:,} users<extra>per node of eight</extra>"},
+        {**lone, "type": "scatter", "mode": "lines+markers", "yaxis": "y2", "line": {"color": "#b45309", "width": 3},
+         "marker": {"size": 8}, "hovertemplate": "tp %{x}: %{y:.1f} ms<extra>one sequence</extra>"},
+        {**busy, "type": "scatter", "mode": "lines+markers", "yaxis": "y2",
+         "line": {"color": "#7c3aed", "width": 3, "dash": "dot"}, "marker": {"size": 8, "symbol": "diamond"},
+         "hovertemplate": "tp %{x}: %{y:.1f} ms<extra>every user admitted</extra>"},
+    ]
+    return {
+        "data": series,
+        "layout": {
+            "barmode": "group",
+            "xaxis": {"title": {"text": "tensor-parallel degree (GPUs per copy)"}, "type": "category"},
+            "yaxis": {"title": {"text": "users at the context limit"}, "rangemode": "tozero", "gridcolor": "#e7e5e4"},
+            "yaxis2": {"title": {"text": "decode step (ms, lines)"}, "overlaying": "y", "side": "right",
+                       "rangemode": "tozero", "showgrid": False},
+            "legend": {"orientation": "h", "y": 1.24, "x": 0},
+            "margin": {"l": 64, "r": 64, "t": 80, "b": 56},
+            **PAGE_STYLE,
+            "height": 440,
+        },
+        "subject": "parallel.model.name",  # the model split, which the reference stack keeps beside its own
+        "table": {"columns": ["tp", "users per copy", "users per node", "step, one sequence (ms)",
+                              "step, every user admitted (ms)", "communicating, one sequence"],
+                  "rows": data["rows"]},
+    }
+
+
 USERS_STYLES = [
     {"line": {"color": "#0f766e", "width": 2, "dash": "dot"}, "mode": "lines"},
     {"line": {"color": "#0f766e", "width": 3}, "mode": "lines+markers", "marker": {"size": 6}},
@@ -462,6 +498,7 @@ CHARTS: dict[str, Callable[[Mapping[str, Any]], dict[str, Any]]] = {
     "roofline": roofline,
     "vocabulary-share": vocabulary_share,
     "anatomy-shares": anatomy_shares,
+    "tp-scaling": tp_scaling,
     "users-vs-utilisation": users_vs_utilisation,
     "sampling-filters": sampling_filters,
     "speculative-speedup": speculative_speedup,

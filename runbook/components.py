@@ -91,7 +91,7 @@ def _calculator(args: str, namespace: Mapping[str, Any]) -> dict[str, Any]:
     declared = CALCULATORS[name]
     return {"name": name, "label": declared.label, "fields": declared.fields, "defaults": declared.defaults,
             "takes_config": declared.takes_config, "results": declared.results, "longest_config": LARGEST_CONFIG,
-            "ladder": namespace["ladder"], "inputs": declared.summary(declared.defaults, namespace["stack"])}
+            "ladder": namespace["ladder"], "inputs": declared.summary(declared.defaults, declared.stack(declared.defaults)[0])}
 
 
 def _attr_tag(tag_html: str, css: str) -> str:

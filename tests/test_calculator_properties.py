@@ -180,6 +180,11 @@ def test_valid_inputs_show_arithmetic_that_reproduces_every_figure(calculator, d
         values["prompt"] = str(1 + int(values["prompt"]) % min(limit, conversation))
         values["prefix"] = str(int(values["prefix"]) % (int(values["prompt"]) + 1))
         values["spread"] = str(int(values["spread"]) % max(min(conversation, limit - conversation + 1), 1))
+    if calculator.name == "parallel":  # a degree that splits the heads within a node, a limit within the model's positions
+        from calc.fields import PARALLEL_MODELS
+        values["tensor"] = str((1, 2, 4, 8)[int(values["tensor"]) % 4])
+        longest = PARALLEL_MODELS[values["model"]].max_position_embeddings
+        values["context_limit"] = str(min(int(values["context_limit"]), longest))
     if calculator.name == "sampling" and float(values["top_p"]) == 0:  # refused with a message; tested in test_decode_loop
         values["top_p"] = "1"
     if calculator.name == "speculative":  # a target its card holds, drafts within its positions; refusals have their own tests
