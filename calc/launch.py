@@ -328,17 +328,17 @@ def read(text: str, stack: Stack) -> Stack:
                           f"(auto, bfloat16, float16, half)")
     if "--quantization" in given_flags:
         method = given_flags["--quantization"] or ""
+        if checkpoint_precision and QUANTIZATIONS.get(method) != checkpoint_precision:
+            raise LaunchError(f"--quantization {excerpt(method, 20)} contradicts the checkpoint, which is stored in "
+                              f"{checkpoint_precision.name}")
         if method in PRE_QUANTISED:
-            raise LaunchError(f"--quantization {method} reads a checkpoint already quantised to {method.split('_')[0]}; "
-                              f"{excerpt(model_name, 40)} is stored in {(checkpoint_precision or BF16).name}, and "
-                              f"vLLM refuses it. Only fp8 quantises a 16-bit checkpoint as it loads, and calc knows "
-                              f"no {method.split('_')[0]} checkpoint")
+            family = method.split("_")[0]
+            raise LaunchError(f"--quantization {method} reads a checkpoint already quantised to {family}; "
+                              f"{excerpt(model_name, 60)} is stored in bf16, and vLLM refuses it. Only fp8 quantises "
+                              f"a 16-bit checkpoint as it loads, and calc knows no {family} checkpoint")
         if method not in QUANTIZATIONS:
             raise LaunchError(f"--quantization {excerpt(method, 20)}: calc models fp8, the one method vLLM applies "
                               f"to a 16-bit checkpoint as it loads")
-        if checkpoint_precision and QUANTIZATIONS[method] != checkpoint_precision:
-            raise LaunchError(f"--quantization {method} contradicts the checkpoint, which is stored in "
-                              f"{checkpoint_precision.name}")
         weights = QUANTIZATIONS[method]
     kv = BF16
     if "--kv-cache-dtype" in given_flags:
@@ -396,9 +396,10 @@ def read(text: str, stack: Stack) -> Stack:
                           f"adapters that is {one.pool} per GPU, more than the {stack.card.engine_capacity} "
                           f"{stack.card.name} offers the engine")
     if one.kv_budget.value <= 0:
-        slots = f" and the adapter slots ({one.lora})" if one.lora.value else ""
-        raise LaunchError(f"on {stack.card.name} the weights per GPU ({one.weights}), the reserve "
-                          f"({one.activations}){slots} fill the pool ({one.pool}) and leave no cache; vLLM stops at "
+        held = (f"the weights per GPU ({one.weights}), the reserve ({one.activations}) and the adapter slots "
+                f"({one.lora})" if one.lora.value else
+                f"the weights per GPU ({one.weights}) and the reserve ({one.activations})")
+        raise LaunchError(f"on {stack.card.name} {held} fill the pool ({one.pool}) and leave no cache; vLLM stops at "
                           f"start-up. {_remedy(launched, one)}")
     if auto_length:
         limit = min(model.max_position_embeddings, max(int(one.token_capacity.value), block))
