@@ -85,6 +85,8 @@ FLAGS: tuple[Flag, ...] = (
          f"{PARALLEL_CONFIG}, ParallelConfig.tensor_parallel_size = 1"),
     Flag("--pipeline-parallel-size", "1", "splits the layers across this many GPUs in stages", True,
          f"{PARALLEL_CONFIG}, ParallelConfig.pipeline_parallel_size = 1"),
+    Flag("--data-parallel-size", "1", "runs this many whole copies of the engine, each on its own GPUs with the "
+         "ladder shown here, so users multiply by it", False, f"{PARALLEL_CONFIG}, ParallelConfig.data_parallel_size = 1"),
     Flag("--quantization", "None (as the checkpoint says)", "the weights' format", True,
          f"{MODEL_CONFIG}, ModelConfig.quantization"),
     Flag("--dtype", "auto (bf16 for these checkpoints)", "the weights' and activations' 16-bit type", True,
@@ -128,7 +130,8 @@ FLAGS: tuple[Flag, ...] = (
       for name in ("--trust-remote-code", "--disable-log-requests", "--disable-log-stats", "--enable-auto-tool-choice")),
 )
 BY_NAME = {f.name: f for f in FLAGS}
-ALIASES = {"-tp": "--tensor-parallel-size", "-pp": "--pipeline-parallel-size", "-q": "--quantization"}
+ALIASES = {"-tp": "--tensor-parallel-size", "-pp": "--pipeline-parallel-size", "-dp": "--data-parallel-size",
+           "-q": "--quantization"}
 
 # Hugging Face repository ids calc knows the config of, lower-cased; a checkpoint in fp8 carries its format.
 MODELS: dict[str, tuple[Model, Precision | None]] = {
@@ -382,7 +385,7 @@ def read(text: str, stack: Stack) -> Stack:
     if kv_bytes is not None and "--gpu-memory-utilization" in given_flags:
         notes.append("--gpu-memory-utilization: ignored, since --kv-cache-memory-bytes sets the cache outright")
     loras, rank = _lora(given_flags, model, tp, notes)
-    notes += [f"{name}: {BY_NAME[name].does}; no change to capacity"
+    notes += [f"{name}: {BY_NAME[name].does}; no change to capacity per GPU"
               for name in dict.fromkeys(n for n, _ in flags) if not BY_NAME[name].modelled]
     serving = Serving(command=text, tensor_parallel=tp, max_num_seqs=seqs, max_num_batched_tokens=chunk,
                       kv_cache_memory_bytes=kv_bytes, max_loras=loras, max_lora_rank=rank,

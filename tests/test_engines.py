@@ -136,6 +136,8 @@ def test_flags_are_read_the_way_vllm_reads_them():
     assert launch.read("vllm serve neuralmagic/Meta-Llama-3.1-8B-Instruct-FP8", REFERENCE).weight_precision.name == "fp8"
     noted = launch.read(f"{base} --port 8000 --enforce-eager --max-loras 4 --max-model-len 8192", REFERENCE).serving.notes
     assert "--port" in noted and "--enforce-eager" in noted and "without --enable-lora" in noted
+    replicated = launch.read(f"{base} -dp 2 --max-model-len 8192", REFERENCE)
+    assert "users multiply by it" in replicated.serving.notes and replicated.context_limit == 8192
     several = launch.read(f"{base} --lora-modules a=/x b=/y --served-model-name a b --max-model-len 8192", REFERENCE)
     assert "--lora-modules" in several.serving.notes and several.context_limit == 8192
     assert launch.read(f"CUDA_VISIBLE_DEVICES=0 VLLM_LOGGING_LEVEL=INFO {base} # the reference\n", REFERENCE).model \
