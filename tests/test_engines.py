@@ -321,6 +321,20 @@ def test_equal_lengths_still_gain_when_arrivals_are_spread():
     assert batching.static(together, 4).grid == batching.continuous(together, 4).grid
 
 
+def test_a_fuller_step_takes_longer_so_time_gains_less_than_steps():
+    # the step time is document 05's model (tested there); the busy seats come from the simulation here
+    from calc.timing import decode_step
+    section = facts()["batching"]
+    totals = []
+    for continuous in (False, True):
+        grid = simulate(batching.EXAMPLE, batching.SLOTS, continuous)
+        busy = [sum(1 for row in grid if row[step]) for step in range(len(grid[0]))]
+        totals.append(sum(decode_step(REFERENCE, b, REFERENCE.typical_conversation).time.value for b in busy))
+    assert section["static_time"].value == pytest.approx(totals[0])
+    assert section["continuous_time"].value == pytest.approx(totals[1])
+    assert 1 < section["time_gain"].value < section["speedup"].value
+
+
 def test_replicas_double_the_users_and_a_split_holds_the_weights_once():
     replicas = facts()["engines"]["replicas"]
     pool = kvcache.ladder(REFERENCE).pool.value
