@@ -302,7 +302,7 @@ SECTIONS: dict[str, Callable[[Stack, "Facts"], object]] = {
     "parallel": lambda stack, made: _parallel(stack),
     "engines": lambda stack, made: _engines(stack),
     "lora": lambda stack, made: _lora(stack),
-    "batching": lambda stack, made: _batching(),
+    "batching": lambda stack, made: _batching(stack),
     "startup": lambda stack, made: _startup(stack),
     "sampling": lambda stack, made: _sampling(stack),
     "speculative": lambda stack, made: _speculative(stack),
@@ -395,9 +395,9 @@ def _lora(stack: Stack) -> object:
     return lora.section(stack)
 
 
-def _batching() -> object:
+def _batching(stack: Stack) -> object:
     from . import batching
-    return batching.section()
+    return batching.section(stack)
 
 
 def _startup(stack: Stack) -> object:

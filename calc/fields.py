@@ -13,7 +13,7 @@ from dataclasses import dataclass, replace
 from typing import Any, Callable
 
 from .cards import CARDS
-from .echo import excerpt, hidden_characters
+from .echo import excerpt, hidden_characters, visible
 from .models import ATTENTION_MODELS, CATALOGUE, ConfigError, Model
 from .precision import KV_PRECISIONS, PRECISIONS
 from .stack import Stack
@@ -156,7 +156,8 @@ class TextField:
         if not text.strip():
             raise ValueError(f"{self.label} is empty: paste or type it")
         if len(text) > self.longest:
-            raise ValueError(f"{self.label} is over {self.longest:,} characters: “{excerpt(text, 24)}”")
+            # Only the start is quoted, with no count: the page may have cut a long paste before Python sees it.
+            raise ValueError(f"{self.label} is over {self.longest:,} characters: “{visible(text[:24])}…”")
         hidden = hidden_characters(re.sub(r"[\n\r\t]", "", text))  # line breaks and tabs only space it
         if hidden:
             raise ValueError(f"{self.label} holds a character that does not print ({', '.join(hidden[:3])}); "
