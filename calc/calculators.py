@@ -14,6 +14,8 @@ from .fields import (CUSTOM, ACTIVATIONS, ATTENTION_LIMIT, ATTENTION_SETTING, BA
                      CONTEXT_LIMIT, CONVERSATION, HEAD_DIM, HELD, HIGH_FREQ, HIT_RATE, KV, LINK, LOW_FREQ, MFU, MODEL,
                      NUMBER, ORIGINAL, OUTPUT, PREFIX, PROMPT, REACH, ROPE_FACTOR, ROPE_THETA, ROPE_TYPE, SPREAD, TEXT_KIND,
                      UTILISATION, WEIGHTS, NumberField, beyond_positions)
+from .fields import (ITL_SLO, OUTPUT_P50, OUTPUT_P95, PRICE, PROMPT_P50, PROMPT_P95, REQUEST_RATE, SEED, STEP_TOKENS,
+                     TTFT_SLO)
 from .roofline import cache_share_curves, chart_rows, decode_read
 from .stack import REFERENCE, Stack
 from .units import PERCENT, grouped
@@ -305,8 +307,64 @@ CACHE_OPS = Calculator(
     curves={"swap-vs-recompute": swap_vs_recompute},
 )
 
+PRODUCTION_FIELDS = (REQUEST_RATE, PROMPT_P50, PROMPT_P95, OUTPUT_P50, OUTPUT_P95, TTFT_SLO, ITL_SLO, MODEL, CARD, WEIGHTS,
+                     PRICE, STEP_TOKENS, SEED)
+
+
+def traffic_in_order(parsed: Mapping[str, Any]) -> dict[str, str]:
+    """Each p95 at least its p50, and a typical request within the context limit."""
+    errors = {}
+    for p50, p95, what in (("prompt_p50", "prompt_p95", "Prompt"), ("output_p50", "output_p95", "Output")):
+        if {p50, p95} <= parsed.keys() and parsed[p95] < parsed[p50]:
+            errors[p95] = f"{what} p95 must be at least its p50 ({parsed[p50]:,} tokens)"
+    limit = REFERENCE.context_limit
+    if {"prompt_p50", "output_p50"} <= parsed.keys() and parsed["prompt_p50"] + parsed["output_p50"] > limit:
+        errors.setdefault("prompt_p50", f"a typical request (prompt p50 + output p50 = "
+                                        f"{parsed['prompt_p50'] + parsed['output_p50']:,} tokens) is over the context "
+                                        f"limit ({limit:,} tokens)")
+    return errors
+
+
+def promise_can_be_kept(parsed: Mapping[str, Any]) -> dict[str, str]:
+    """The card must hold the weights and one request at the limit, and an idle card must keep the promise."""
+    if parsed.get("model") == CUSTOM:
+        return {}
+    stack = stack_of(parsed, PRODUCTION_FIELDS)
+    if stack is None:
+        return {}
+    ladder = kvcache.ladder(stack)
+    if not ladder.weights_fit or ladder.token_capacity.value < stack.context_limit:
+        return {"card": (f"{stack.model.name} at {stack.weight_precision.name} leaves {stack.card.name} no room for "
+                         f"one {stack.context_limit:,}-token request's cache (KV budget {ladder.kv_budget})")}
+    longest = min(stack.traffic.prompt_p95, stack.context_limit - 1)
+    alone = timing.prefill_time(stack, longest)
+    if alone.value > stack.promise.ttft_p95_s:
+        return {"ttft_slo": (f"a lone p95 prompt ({longest:,} tokens) takes {alone} to prefill on {stack.card.name}: "
+                             f"no request rate keeps p95 TTFT within {stack.promise.ttft_p95_s:g} s")}
+    step = timing.decode_step(stack, 1, min(stack.traffic.prompt_p50 + stack.traffic.output_p50, stack.context_limit))
+    if step.time.value > stack.promise.itl_p95_s:
+        return {"itl_slo": (f"one sequence alone takes {step.time} a step on {stack.card.name}: no request rate keeps "
+                            f"p95 ITL within {1000 * stack.promise.itl_p95_s:g} ms")}
+    return {}
+
+
+def latency_vs_rate(namespace: Facts) -> dict:
+    """p95 TTFT and ITL, throughput and goodput against request rate, from the simulated stream."""
+    from .production import latency_curves
+    return latency_curves(namespace.stack)
+
+
+PRODUCTION = Calculator(
+    name="production",
+    label="Goodput, the knee and the bill",
+    fields=PRODUCTION_FIELDS,
+    checks=(traffic_in_order, promise_can_be_kept),
+    curves={"latency-vs-rate": latency_vs_rate},
+)
+
 CALCULATORS: dict[str, Calculator] = {c.name: c for c in (CAPACITY, PHASES, JOURNEY, HARDWARE, TOKENS, ANATOMY,
-                                                           ATTENTION, POSITION, NUMBER_FORMATS, PRECISION, CACHE_OPS)}
+                                                           ATTENTION, POSITION, NUMBER_FORMATS, PRECISION, CACHE_OPS,
+                                                           PRODUCTION)}
 
 
 def run_json(request: str) -> str:

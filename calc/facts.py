@@ -298,6 +298,7 @@ SECTIONS: dict[str, Callable[[Stack, "Facts"], object]] = {
     "number": lambda stack, made: _number(stack),
     "precision": lambda stack, made: _precision(stack),
     "cacheops": lambda stack, made: _cacheops(stack),
+    "production": lambda stack, made: _production(stack),
 }
 
 
@@ -365,6 +366,11 @@ def _precision(stack: Stack) -> object:
 def _cacheops(stack: Stack) -> object:
     from . import cacheops
     return cacheops.section(stack)
+
+
+def _production(stack: Stack) -> object:
+    from . import production
+    return production.section(stack)
 
 
 class Facts(Mapping[str, object]):

@@ -356,3 +356,40 @@ HIT_RATE = NumberField("hit_rate", "Hit rate", 0, 100, False, "%", places=0, cur
 LINK = NumberField("link", "Host link achieved", 1, 100, False, "%", places=0,
                    current=lambda s: 100 * s.cache.link_fraction, apply=_cache("link_fraction", 100),
                    hint="share of the PCIe rate a copy reaches")
+
+
+# Document 15: the traffic, the promise, the price and the simulated stream (calc.stack.Traffic,
+# Promise, Pricing, Serving).
+def _traffic(name: str):
+    def apply(stack: Stack, value: float) -> Stack:
+        return replace(stack, traffic=replace(stack.traffic, **{name: value}))
+    return apply
+
+
+REQUEST_RATE = NumberField("rate", "Peak request rate", 0.01, 100_000, False, "req/s", places=0,
+                           current=lambda s: s.traffic.requests_per_s, apply=_traffic("requests_per_s"),
+                           hint="what the whole fleet must carry")
+PROMPT_P50 = NumberField("prompt_p50", "Prompt p50", 1, 10_000_000, True, "tokens", current=lambda s: s.traffic.prompt_p50,
+                         apply=_traffic("prompt_p50"))
+PROMPT_P95 = NumberField("prompt_p95", "Prompt p95", 1, 10_000_000, True, "tokens", current=lambda s: s.traffic.prompt_p95,
+                         apply=_traffic("prompt_p95"))
+OUTPUT_P50 = NumberField("output_p50", "Output p50", 1, 1_000_000, True, "tokens", current=lambda s: s.traffic.output_p50,
+                         apply=_traffic("output_p50"))
+OUTPUT_P95 = NumberField("output_p95", "Output p95", 1, 1_000_000, True, "tokens", current=lambda s: s.traffic.output_long,
+                         apply=_traffic("output_long"))
+TTFT_SLO = NumberField("ttft_slo", "TTFT SLO (p95)", 0.001, 3_600, False, "s", places=2,
+                       current=lambda s: s.promise.ttft_p95_s,
+                       apply=lambda s, v: replace(s, promise=replace(s.promise, ttft_p95_s=v)))
+ITL_SLO = NumberField("itl_slo", "ITL SLO (p95)", 0.1, 60_000, False, "ms", places=0,
+                      current=lambda s: 1000 * s.promise.itl_p95_s,
+                      apply=lambda s, v: replace(s, promise=replace(s.promise, itl_p95_s=v / 1000)))
+PRICE = NumberField("price", "Price of a GPU-hour", 0.01, 1_000, False, "USD", places=2,
+                    current=lambda s: s.price.gpu_hour_usd,
+                    apply=lambda s, v: replace(s, price=replace(s.price, gpu_hour_usd=v)))
+SEED = NumberField("seed", "Seed", 0, 1_000_000_000, True, "", current=lambda s: s.serving.seed,
+                   apply=lambda s, v: replace(s, serving=replace(s.serving, seed=v)),
+                   hint="the same seed draws the same requests")
+STEP_TOKENS = NumberField("step_tokens", "Token budget per step", 16, 1_000_000, True, "tokens",
+                          current=lambda s: s.serving.max_num_batched_tokens,
+                          apply=lambda s, v: replace(s, serving=replace(s.serving, max_num_batched_tokens=v)),
+                          hint="--max-num-batched-tokens: the largest prefill chunk")

@@ -113,6 +113,35 @@ class Pricing:
 
 
 @dataclass(frozen=True)
+class Serving:
+    """Document 15's simulated stream, and what starting a replica costs: named assumptions.
+
+    `seed`: the generator the arrivals and lengths are drawn from (Python's random.Random, the same
+    Mersenne Twister in CPython and Pyodide). `requests`: arrivals simulated at each request rate,
+    of which the first `warm_up` share is discarded before anything is measured. `storage_gb_per_s`:
+    the rate a cold replica reads its weights at (an assumption: one local NVMe drive, PCIe 4.0 x4,
+    reads sequentially at about 7 GB/s by its datasheet; safetensors loading reaches a fraction, so
+    2 GB/s is taken; object storage over the network is usually slower). `engine_start_s`: what a
+    vLLM replica spends after the weights are in memory, profiling the activation peak, compiling
+    and capturing CUDA graphs (an assumption: vLLM logs each phase at start-up, "Graph capturing
+    finished in … secs"; tens of seconds for an 8B model is typical; measure yours).
+    `max_num_seqs`, `max_num_batched_tokens`: the scheduler's caps on sequences in a step and tokens
+    in a step, vLLM's defaults for its OpenAI server on a card of 70 GiB or more other than an A100
+    (EngineArgs.get_batch_defaults in vllm/engine/arg_utils.py,
+    https://github.com/vllm-project/vllm/blob/main/vllm/engine/arg_utils.py); chunked prefill is on
+    by default in vLLM V1, so the token cap is also the largest prompt chunk one step takes.
+    """
+
+    seed: int = 1
+    requests: int = 300
+    warm_up: float = 0.2
+    storage_gb_per_s: float = 2.0
+    engine_start_s: float = 60.0
+    max_num_seqs: int = 1024
+    max_num_batched_tokens: int = 8192
+
+
+@dataclass(frozen=True)
 class Stack:
     """A model on a card under an engine, with the traffic it must carry and what it promises."""
 
@@ -135,6 +164,7 @@ class Stack:
     number: float = 0.1  # the real number document 09 stores in every format
     cache: CacheOps = CacheOps()  # document 10's cache operations
     price: Pricing = Pricing()  # documents 14 and 15: what an hour of one card costs
+    serving: Serving = Serving()  # document 15: the simulated stream and a replica's cold start
 
 
 REFERENCE = Stack(
