@@ -82,12 +82,20 @@ def knee(run: Sweep, promise) -> dict[str, Result]:
     itl = run.crossing(lambda o: o.itl["p95"] / promise.itl_p95_s)
     last = run.outcomes[-1].rate
 
-    def crossing(rate: float | None, what: str, slo: str) -> Result:
-        if rate is None:
+    def crossing(found, what: str, slo: str) -> Result:
+        if found is None:
             return Result(last, RATE, formula=f"p95 {what} stays within {slo} at every rate simulated",
                           worked=f"p95 {what} within {slo} up to {RATE.show(last)}, the fastest rate simulated")
-        return Result(rate, RATE, formula=f"the rate at which p95 {what} reaches {slo}, between two rates simulated",
-                      worked=f"p95 {what} reaches {slo} at {RATE.show(rate)}, interpolated between the simulated rates")
+        low, low_ratio, high, high_ratio = found
+        if low == high:
+            return Result(low, RATE, formula=f"p95 {what} is over {slo} at the slowest rate simulated",
+                          worked=f"p95 {what} over {slo} already at {RATE.show(low)}, the slowest rate simulated")
+        value = low + (high - low) * (1 - low_ratio) / (high_ratio - low_ratio)
+        return Result(value, RATE, formula=(f"the rate at which p95 {what} reaches {slo}, interpolated between the two "
+                                            f"rates simulated either side (r₁, r₂), where p95 ÷ SLO is q₁ and q₂: "
+                                            f"r₁ + (r₂ − r₁) × (1 − q₁) ÷ (q₂ − q₁)"),
+                      worked=(f"{RATE.precise(low)} + ({RATE.precise(high)} − {RATE.precise(low)}) × "
+                              f"(1 − {low_ratio:.4f}) ÷ ({high_ratio:.4f} − {low_ratio:.4f}) = {RATE.show(value)}"))
 
     by_ttft = crossing(ttft, "TTFT", SECONDS.show(promise.ttft_p95_s))
     by_itl = crossing(itl, "ITL", MS.show(promise.itl_p95_s))

@@ -467,8 +467,8 @@ def closed_form(stack: Stack) -> ClosedForm:
         mean_prompt=given(prompt, TOKENS, "mean prompt drawn"),
         mean_output=given(output, TOKENS, "mean output drawn"),
         itl_bound=Result(itl_bound, RATE, formula="largest λ with step(B) ÷ (1 − λ × prefill) ≤ ITL SLO, B = λ × output × ITL",
-                         worked=(f"at λ = {RATE.precise(itl_bound)}: B = {RATE.precise(itl_bound)} × {TOKENS.precise(output)} × "
-                                 f"{MS.precise(bound_itl)} = {grouped(round(bound_batch))}; step(B) = {MS.precise(bound_step)}; "
+                         worked=(f"{RATE.precise(itl_bound)} × {TOKENS.precise(output)} × {MS.precise(bound_itl)} = "
+                                 f"{COUNT.precise(bound_batch)} sequences; "
                                  f"{MS.precise(bound_step)} ÷ (1 − {RATE.precise(itl_bound)} × {MS.precise(prefill)}) = "
                                  f"{MS.show(bound_itl)}")),
         saturation=Result(saturation, RATE, formula="1 ÷ (prefill + output × step(B) ÷ B), B the batch the cache admits",
@@ -478,7 +478,8 @@ def closed_form(stack: Stack) -> ClosedForm:
                                    worked=(f"{grouped(capacity_tokens)} ÷ ({grouped(round(held))} + {stack.block_size}) = "
                                            f"{grouped(round(batch))}")),
         step_at_saturation=Result(step, MS, formula="the time model's step at that batch",
-                                  worked=f"step({grouped(round(batch))} × {grouped(round(held))} tokens) = {MS.show(step)}"),
+                                  worked=(f"the time model's step at {grouped(round(batch))} sequences of {grouped(round(held))} "
+                                          f"tokens: {MS.show(step)}")),
     )
 
 
@@ -497,16 +498,14 @@ class Sweep:
     def rates(self) -> list[float]:
         return [o.rate for o in self.outcomes]
 
-    def crossing(self, over) -> float | None:
-        """The interpolated rate where `over(outcome)` (a p95 ÷ its SLO) first reaches 1."""
+    def crossing(self, over) -> tuple[float, float, float, float] | None:
+        """Where `over(outcome)` (a p95 ÷ its SLO) first reaches 1: the two rates either side and their
+        ratios (the first rate twice if it is already over). None if it never does."""
         previous = None
         for outcome in self.outcomes:
             ratio = over(outcome)
             if ratio >= 1:
-                if previous is None:
-                    return outcome.rate
-                before_rate, before_ratio = previous
-                return before_rate + (outcome.rate - before_rate) * (1 - before_ratio) / (ratio - before_ratio)
+                return (*(previous or (outcome.rate, ratio)), outcome.rate, ratio)
             previous = (outcome.rate, ratio)
         return None
 
