@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, replace
+from typing import Callable, Iterator, Mapping
 
 from . import simulation
 from .precision import FP8, INT4, weight_bytes
@@ -62,10 +63,17 @@ def _outcome(o: Outcome, promise) -> dict[str, Result]:
         "itl_p50": given(o.itl["p50"], MS, "ITL p50"),
         "itl_p95": given(o.itl["p95"], MS, "ITL p95"),
         "itl_p99": given(o.itl["p99"], MS, "ITL p99"),
-        "throughput": given(o.throughput, TOKENS_PER_S, "tokens generated per second in the measured window"),
-        "goodput": given(o.goodput_tokens, TOKENS_PER_S, "tokens per second of requests that met both SLOs"),
-        "goodput_requests": given(o.goodput_requests, RATE, "requests per second that met both SLOs"),
-        "met": given(o.met, PERCENT, "share of measured requests that met both SLOs"),
+        "throughput": Result(o.throughput, TOKENS_PER_S, formula="tokens generated in the measured window ÷ its length",
+                             worked=(f"{grouped(round(o.throughput * o.span))} tokens ÷ {SECONDS.precise(o.span)} = "
+                                     f"{TOKENS_PER_S.show(o.throughput)}")),
+        "goodput": Result(o.goodput_tokens, TOKENS_PER_S,
+                          formula="tokens, in the measured window, of requests that met both SLOs ÷ its length",
+                          worked=(f"{grouped(round(o.goodput_tokens * o.span))} tokens ÷ {SECONDS.precise(o.span)} = "
+                                  f"{TOKENS_PER_S.show(o.goodput_tokens)}")),
+        "goodput_requests": Result(o.goodput_requests, RATE, formula="requests that met both SLOs ÷ the window's length",
+                                   worked=f"{o.good} ÷ {SECONDS.precise(o.span)} = {RATE.show(o.goodput_requests)}"),
+        "met": Result(o.met, PERCENT, formula="requests that met both SLOs ÷ requests measured",
+                      worked=f"{o.good} ÷ {o.measured} = {PERCENT.show(o.met)}"),
         "preemptions": given(o.preemptions, COUNT, "preemptions"),
         "peak_waiting": given(o.peak_waiting, COUNT, "most requests waiting at once"),
         "in_system": given(o.mean_in_system, REQUESTS, "mean requests in the system, time-averaged step by step"),
@@ -212,7 +220,27 @@ class Chunking:
         return knee(sweep(small), self.stack.promise)
 
 
-def section(stack: Stack) -> dict[str, object]:
+class Later(Mapping[str, object]):
+    """Figures made when a page first asks for them: a recompute pays only for what its page shows
+    (the burst and the levers each simulate or solve again)."""
+
+    def __init__(self, makers: dict[str, Callable[[], object]]):
+        self._makers = makers
+        self._made: dict[str, object] = {}
+
+    def __getitem__(self, key: str) -> object:
+        if key not in self._made:
+            self._made[key] = self._makers[key]()
+        return self._made[key]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._makers)
+
+    def __len__(self) -> int:
+        return len(self._makers)
+
+
+def section(stack: Stack) -> Later:
     """Document 15's facts on one stack."""
     promise = stack.promise
     run = sweep(stack)
@@ -228,45 +256,46 @@ def section(stack: Stack) -> dict[str, object]:
     at_knee_cost = Result(cost, USD_PER_M, formula="$ per GPU-hour ÷ (knee × mean output × 3,600) × 1,000,000",
                           worked=(f"{USD.show(stack.price.gpu_hour_usd)} ÷ ({per_replica.operand} × "
                                   f"{closed.mean_output.operand} × 3,600 s) × 1,000,000 = {USD_PER_M.show(cost)}"))
-    base = saturation_cost(stack)
     outcomes = {f"{i}": _outcome(o, promise) for i, o in enumerate(run.outcomes)}
     below, at, past = (min(range(len(run.outcomes)), key=lambda i: abs(simulation.SWEEP[i] - f)) for f in (0.5, 1.0, 1.3))
-    return {
-        "closed": closed,
-        "knee": found,
-        "sweep": outcomes,
-        "below": outcomes[f"{below}"],
-        "at": outcomes[f"{at}"],
-        "past": outcomes[f"{past}"],
-        "best": _outcome(best, promise),
-        "busiest": _outcome(busiest, promise),
-        "goodput_share": Result(best.goodput_tokens / busiest.throughput, PERCENT,
-                                formula="goodput's peak ÷ raw throughput's peak",
-                                worked=(f"{TOKENS_PER_S.show(best.goodput_tokens)} ÷ {TOKENS_PER_S.show(busiest.throughput)} = "
-                                        f"{PERCENT.show(best.goodput_tokens / busiest.throughput)}")),
-        "peak_rate": given(peak_rate, RATE, "peak request rate the fleet must carry"),
-        "gpus": Result(gpus, COUNT, formula="⌈peak request rate ÷ knee⌉",
-                       worked=f"⌈{RATE.show(peak_rate)} ÷ {per_replica.operand}⌉ = {gpus}"),
-        "cost": at_knee_cost,
-        "saturation_cost": base,
-        "levers": levers(stack, base),
-        "utilisation": utilisation_lever(at_knee_cost),
-        "price": given(stack.price.gpu_hour_usd, USD, "$ per GPU-hour (an assumption)"),
-        "cold": cold_start(stack),
-        "requests": given(stack.serving.requests, COUNT, "requests simulated at each rate"),
-        "warm_up": given(stack.serving.warm_up, PERCENT, "share of requests discarded as warm-up"),
-        "seed": given(stack.serving.seed, COUNT, "the generator's seed"),
-        "max_num_seqs": given(stack.serving.max_num_seqs, COUNT, "max_num_seqs (vLLM default)"),
-        "max_num_batched_tokens": given(stack.serving.max_num_batched_tokens, TOKENS, "max_num_batched_tokens (vLLM default)"),
-        "rates": given(len(run.outcomes), COUNT, "request rates simulated"),
-        "claims": {name: claim.value for name, claim in CLAIMS.items()},
-        "burst": burst(stack),
-        "chunked": Chunking(stack),
-        "prefill_share": Result(closed.saturation.value * closed.prefill.value, PERCENT,
-                                formula="saturation rate × prefill time of the mean prompt",
-                                worked=(f"{closed.saturation.operand} × {closed.prefill.operand} = "
-                                        f"{PERCENT.show(closed.saturation.value * closed.prefill.value)}")),
-    }
+    return Later({
+        "closed": lambda: closed,
+        "knee": lambda: found,
+        "sweep": lambda: outcomes,
+        "below": lambda: outcomes[f"{below}"],
+        "at": lambda: outcomes[f"{at}"],
+        "past": lambda: outcomes[f"{past}"],
+        "best": lambda: _outcome(best, promise),
+        "busiest": lambda: _outcome(busiest, promise),
+        "goodput_share": lambda: Result(best.goodput_tokens / busiest.throughput, PERCENT,
+                                        formula="goodput's peak ÷ raw throughput's peak",
+                                        worked=(f"{TOKENS_PER_S.show(best.goodput_tokens)} ÷ "
+                                                f"{TOKENS_PER_S.show(busiest.throughput)} = "
+                                                f"{PERCENT.show(best.goodput_tokens / busiest.throughput)}")),
+        "peak_rate": lambda: given(peak_rate, RATE, "peak request rate the fleet must carry"),
+        "gpus": lambda: Result(gpus, COUNT, formula="⌈peak request rate ÷ knee⌉",
+                               worked=f"⌈{RATE.show(peak_rate)} ÷ {per_replica.operand}⌉ = {gpus}"),
+        "cost": lambda: at_knee_cost,
+        "saturation_cost": lambda: saturation_cost(stack),
+        "levers": lambda: levers(stack, saturation_cost(stack)),
+        "utilisation": lambda: utilisation_lever(at_knee_cost),
+        "price": lambda: given(stack.price.gpu_hour_usd, USD, "$ per GPU-hour (an assumption)"),
+        "cold": lambda: cold_start(stack),
+        "requests": lambda: given(stack.serving.requests, COUNT, "requests simulated at each rate"),
+        "warm_up": lambda: given(stack.serving.warm_up, PERCENT, "share of requests discarded as warm-up"),
+        "seed": lambda: given(stack.serving.seed, COUNT, "the generator's seed"),
+        "max_num_seqs": lambda: given(stack.serving.max_num_seqs, COUNT, "max_num_seqs (vLLM default)"),
+        "max_num_batched_tokens": lambda: given(stack.serving.max_num_batched_tokens, TOKENS,
+                                                "max_num_batched_tokens (vLLM default)"),
+        "rates": lambda: given(len(run.outcomes), COUNT, "request rates simulated"),
+        "claims": lambda: {name: claim.value for name, claim in CLAIMS.items()},
+        "burst": lambda: burst(stack),
+        "chunked": lambda: Chunking(stack),
+        "prefill_share": lambda: Result(closed.saturation.value * closed.prefill.value, PERCENT,
+                                        formula="saturation rate × prefill time of the mean prompt",
+                                        worked=(f"{closed.saturation.operand} × {closed.prefill.operand} = "
+                                                f"{PERCENT.show(closed.saturation.value * closed.prefill.value)}")),
+    })
 
 
 def latency_curves(stack: Stack) -> dict:

@@ -351,6 +351,9 @@ class Outcome:
     mean_time_in_system: float
     arrival_rate: float
     unfinished: int
+    span: float
+    good: int
+    measured: int
 
 
 SHARES = {"p50": 0.50, "p95": 0.95, "p99": 0.99}
@@ -379,6 +382,9 @@ def measure(stack: Stack, run: Run) -> Outcome:
         mean_time_in_system=sum(r.finish - r.arrival for r in finished) / max(len(finished), 1),
         arrival_rate=len(finished) / run.end if run.end else 0.0,
         unfinished=len(run.requests) - len(finished),
+        span=span,
+        good=len(good),
+        measured=len(measured),
     )
 
 
@@ -472,13 +478,15 @@ def closed_form(stack: Stack) -> ClosedForm:
                                  f"{MS.precise(bound_step)} ÷ (1 − {RATE.precise(itl_bound)} × {MS.precise(prefill)}) = "
                                  f"{MS.show(bound_itl)}")),
         saturation=Result(saturation, RATE, formula="1 ÷ (prefill + output × step(B) ÷ B), B the batch the cache admits",
-                          worked=(f"1 ÷ ({MS.precise(prefill)} + {grouped(round(output))} × {MS.precise(step)} ÷ "
-                                  f"{grouped(round(batch))}) = {RATE.show(saturation)}")),
-        batch_at_saturation=Result(batch, COUNT, formula="token capacity ÷ (mean tokens held + a block)",
-                                   worked=(f"{grouped(capacity_tokens)} ÷ ({grouped(round(held))} + {stack.block_size}) = "
-                                           f"{grouped(round(batch))}")),
+                          worked=(f"1 ÷ ({MS.precise(prefill)} + {TOKENS.number(output, 2)} × {MS.precise(step)} ÷ "
+                                  f"{COUNT.number(batch, 2)}) = {RATE.show(saturation)}")),
+        batch_at_saturation=Result(batch, COUNT, formula="min(token capacity ÷ (mean tokens held + a block), max_num_seqs, "
+                                                        "max_num_batched_tokens)",
+                                   worked=(f"min({grouped(capacity_tokens)} ÷ ({TOKENS.number(held, 2)} + {stack.block_size}), "
+                                           f"{grouped(stack.serving.max_num_seqs)} sequences, "
+                                           f"{grouped(stack.serving.max_num_batched_tokens)} tokens) = {COUNT.number(batch, 2)}")),
         step_at_saturation=Result(step, MS, formula="the time model's step at that batch",
-                                  worked=(f"the time model's step at {grouped(round(batch))} sequences of {grouped(round(held))} "
+                                  worked=(f"the time model's step at {COUNT.number(batch, 2)} sequences of {TOKENS.number(held, 2)} "
                                           f"tokens: {MS.show(step)}")),
     )
 

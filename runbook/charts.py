@@ -339,6 +339,7 @@ def latency_vs_rate(namespace: Mapping[str, Any]) -> dict[str, Any]:
             "xaxis": {"title": {"text": "request rate, one replica (req/s)"}, "gridcolor": "#e7e5e4", "rangemode": "tozero"},
             "yaxis": {"title": {"text": "p95 latency (ms, log); SLOs dashed"}, "type": "log", "gridcolor": "#e7e5e4"},
             "yaxis2": {"title": {"text": "tokens per second (violet: goodput)"}, "overlaying": "y", "side": "right",
+                       "tickformat": ",.0f", "nticks": 6,
                        "rangemode": "tozero", "showgrid": False},
             "legend": {"orientation": "h", "y": -0.25, "x": 0},
             "margin": {"l": 64, "r": 64, "t": 16, "b": 120},
