@@ -75,7 +75,6 @@ def _outcome(o: Outcome, promise) -> dict[str, Result]:
         "met": Result(o.met, PERCENT, formula="requests that met both SLOs ÷ requests measured",
                       worked=f"{o.good} ÷ {o.measured} = {PERCENT.show(o.met)}"),
         "preemptions": given(o.preemptions, COUNT, "preemptions"),
-        "peak_waiting": given(o.peak_waiting, COUNT, "most requests waiting at once"),
         "in_system": given(o.mean_in_system, REQUESTS, "mean requests in the system, time-averaged step by step"),
         "little": Result(o.arrival_rate * o.mean_time_in_system, REQUESTS, formula="λ × W (Little's Law)",
                          worked=(f"{RATE.precise(o.arrival_rate)} × {SECONDS.precise(o.mean_time_in_system)} = "
@@ -194,7 +193,6 @@ def burst(stack: Stack) -> dict[str, Result]:
     return {
         "ttft_p50": given(outcome.ttft["p50"], SECONDS, "TTFT p50, every request sent at once"),
         "ttft_p95": given(outcome.ttft["p95"], SECONDS, "TTFT p95, every request sent at once"),
-        "peak_waiting": given(outcome.peak_waiting, COUNT, "most requests waiting at once"),
         "preemptions": given(outcome.preemptions, COUNT, "preemptions"),
     }
 
@@ -261,7 +259,6 @@ def section(stack: Stack) -> Later:
     return Later({
         "closed": lambda: closed,
         "knee": lambda: found,
-        "sweep": lambda: outcomes,
         "below": lambda: outcomes[f"{below}"],
         "at": lambda: outcomes[f"{at}"],
         "past": lambda: outcomes[f"{past}"],
