@@ -101,8 +101,8 @@ def knee(run: Sweep, promise) -> dict[str, Result]:
         return Result(value, RATE, formula=(f"the rate at which p95 {what} reaches {slo}, interpolated between the two "
                                             f"rates simulated either side (r₁, r₂), where p95 ÷ SLO is q₁ and q₂: "
                                             f"r₁ + (r₂ − r₁) × (1 − q₁) ÷ (q₂ − q₁)"),
-                      worked=(f"{RATE.precise(low)} + ({RATE.precise(high)} − {RATE.precise(low)}) × "
-                              f"(1 − {low_ratio:.4f}) ÷ ({high_ratio:.4f} − {low_ratio:.4f}) = {RATE.show(value)}"))
+                      worked=(f"{RATE.precise(low, 7)} + ({RATE.precise(high, 7)} − {RATE.precise(low, 7)}) × "
+                              f"(1 − {low_ratio:.6f}) ÷ ({high_ratio:.6f} − {low_ratio:.6f}) = {RATE.show(value)}"))
 
     by_ttft = crossing(ttft, "TTFT", SECONDS.show(promise.ttft_p95_s))
     by_itl = crossing(itl, "ITL", MS.show(promise.itl_p95_s))

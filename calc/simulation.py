@@ -473,9 +473,9 @@ def closed_form(stack: Stack) -> ClosedForm:
         mean_prompt=given(prompt, TOKENS, "mean prompt drawn"),
         mean_output=given(output, TOKENS, "mean output drawn"),
         itl_bound=Result(itl_bound, RATE, formula="largest λ with step(B) ÷ (1 − λ × prefill) ≤ ITL SLO, B = λ × output × ITL",
-                         worked=(f"{RATE.precise(itl_bound)} × {TOKENS.precise(output)} × {MS.precise(bound_itl)} = "
+                         worked=(f"{RATE.precise(itl_bound, 7)} × {TOKENS.precise(output, 7)} × {MS.precise(bound_itl, 7)} = "
                                  f"{COUNT.precise(bound_batch)} sequences; "
-                                 f"{MS.precise(bound_step)} ÷ (1 − {RATE.precise(itl_bound)} × {MS.precise(prefill)}) = "
+                                 f"{MS.precise(bound_step, 7)} ÷ (1 − {RATE.precise(itl_bound, 7)} × {MS.precise(prefill, 7)}) = "
                                  f"{MS.show(bound_itl)}")),
         saturation=Result(saturation, RATE, formula="1 ÷ (prefill + output × step(B) ÷ B), B the batch the cache admits",
                           worked=(f"1 ÷ ({MS.precise(prefill)} + {TOKENS.number(output, 2)} × {MS.precise(step)} ÷ "
