@@ -421,21 +421,24 @@ def _mean_step(costs: StepCosts, batch: float, held: float) -> float:
     return costs.step(batch, batch * held, 0, 0.0, 0.0)
 
 
-def _itl_at(costs: StepCosts, rate: float, prefill: float, output: float, held: float) -> float:
-    """The fixed point of B = λ·output·ITL, ITL = step(B) ÷ (1 − λp); infinite where there is none."""
+def _itl_at(costs: StepCosts, rate: float, prefill: float, output: float, held: float, cap: float) -> float:
+    """The fixed point of B = λ·output·ITL, ITL = step(B) ÷ (1 − λp), reached by iterating from a batch
+    of one; infinite where there is none, or where the iteration does not settle."""
     spare = 1 - rate * prefill
     if spare <= 0:
         return math.inf
     itl = _mean_step(costs, 1, held) / spare
-    for _ in range(200):
+    for _ in range(500):
         batch = max(rate * output * itl, 1.0)
+        if batch > cap:  # more sequences than the engine runs at once or the cache holds
+            return math.inf
         following = _mean_step(costs, batch, held) / spare
         if following > 100 * itl or following > 60:
             return math.inf
         if abs(following - itl) <= 1e-9 * itl:
             return following
         itl = following
-    return itl
+    return math.inf  # no settled batch: each step's growth outruns the time it frees
 
 
 def _bisect(predicate, low: float, high: float) -> float:
@@ -456,14 +459,14 @@ def closed_form(stack: Stack) -> ClosedForm:
     prefill = prefill_time(stack, max(1, round(prompt))).value
     slo = stack.promise.itl_p95_s
     ceiling = 1 / prefill
-    itl_bound = _bisect(lambda rate: _itl_at(costs, rate, prefill, output, held) <= slo, 0.0, ceiling)
-    bound_itl = min(_itl_at(costs, itl_bound, prefill, output, held), slo)
+    capacity_tokens = kvcache.ladder(stack).token_capacity.value
+    cap = min(capacity_tokens / (held + stack.block_size), stack.serving.max_num_seqs, stack.serving.max_num_batched_tokens)
+    itl_bound = _bisect(lambda rate: _itl_at(costs, rate, prefill, output, held, cap) <= slo, 0.0, ceiling)
+    bound_itl = min(_itl_at(costs, itl_bound, prefill, output, held, cap), slo)
     bound_batch = max(itl_bound * output * bound_itl, 1.0)
     bound_step = _mean_step(costs, bound_batch, held)
     # Saturation: the card is busy all the time, at the largest batch the cache admits.
-    capacity_tokens = kvcache.ladder(stack).token_capacity.value
-    batch = max(min(capacity_tokens / (held + stack.block_size), stack.serving.max_num_seqs,
-                    stack.serving.max_num_batched_tokens), 1.0)
+    batch = max(cap, 1.0)
     step = _mean_step(costs, batch, held)
     per_request = prefill + output * step / batch
     saturation = 1 / per_request
