@@ -6,6 +6,8 @@
     python build.py --out DIR    somewhere other than site/
     python build.py --content D  from another content folder (a draft, a test case)
     python build.py --facts      every name content can refer to, with its value
+    python build.py --serve      build, serve on localhost, rebuild and reload on every change
+    python build.py --pdf        also print the edition and each quick learn to PDF (Chromium)
 
 A fault in content stops the build with `file:line: what is wrong` and leaves site/ as it was.
 """
@@ -14,6 +16,7 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+import tempfile
 import time
 from pathlib import Path
 
@@ -28,29 +31,35 @@ from runbook.catalogue import Catalogue, read_catalogue
 from runbook.compute import compute
 from runbook.dialect import make_markdown
 from runbook.errors import ContentError
-from runbook.inline import NotSelfContained, inline_assets
+from runbook.inline import NotSelfContained, check_self_contained, inline_assets
+from runbook.links import check_once_in_the_runbook, link_documents
 from runbook.pages import Page, read_page
+from runbook.pdf import PrintError, print_site
+from runbook.provenance import Explainer, Provenance, deriving_documents
+from runbook.register import Namespace, counts, gathered, register_page
+from runbook.search import search_index
+from runbook.serve import serve
 from runbook.tokens import StaleCounts, check as check_token_counts
-from runbook.vendor import VendorError
+from runbook.vendor import VendorError, packed
 from runbook.write import write_site
 
 ROOT = Path(__file__).resolve().parent
+EDITION = "runbook.html"
 CSP = ("default-src 'none'; script-src 'unsafe-inline' blob: 'wasm-unsafe-eval'; worker-src blob:; "
        "style-src 'unsafe-inline'; img-src data: blob:; font-src data:; connect-src 'none'; base-uri 'none'; "
        "form-action 'none'")
 
 
 def read(content: Path, only: str | None) -> tuple[Catalogue, list[Page]]:
+    """Every written document: even a one-document build reads the others, to check links into them."""
     catalogue = read_catalogue(content)
-    entries = [e for e in catalogue.entries if e.written]
     if only is not None:
         entry = catalogue.entry(only)
         if entry is None:
             raise SystemExit(f"build.py: no document numbered '{only}' in content/runbook.toml")
         if not entry.written:
             raise SystemExit(f"build.py: document {only} has no content file yet (content/{entry.file})")
-        entries = [entry]
-    return catalogue, [read_page(entry, content) for entry in entries]
+    return catalogue, [read_page(entry, content) for entry in catalogue.entries if entry.written]
 
 
 def parse(page: Page, md) -> None:
@@ -81,30 +90,73 @@ def make_jinja(templates: Path, namespace: dict) -> Environment:
         return Markup(components.reference_html(ref, *figure(namespace, ref)))
 
     jinja.globals["fact"] = fact
+    jinja.filters["css_string"] = css_string
+    jinja.filters["size"] = file_size
     jinja.globals["fact_value"] = lambda path: resolve(namespace, path)
     return jinja
 
 
-def render(page: Page, catalogue: Catalogue, md, jinja: Environment) -> None:
-    env = {"jinja": jinja}
-    previous, following = catalogue.neighbours(page.entry.number)
+def file_size(size: int) -> str:
+    return f"{size / 2**20:.1f} MiB" if size >= 2**20 else f"{max(size // 1024, 1)} KiB"
+
+
+def css_string(text: str) -> Markup:
+    """Text as a CSS string, safe inside <style> (where HTML escapes are not decoded)."""
+    escaped = "".join(f"\\{ord(c):x} " if c in '"\\<>&\n' else c for c in text)
+    return Markup(f'"{escaped}"')
+
+
+def render_parts(page: Page, md, env: dict) -> dict:
+    """A document's header and body as HTML; `env` says where it lands (its own file, or the edition)."""
     inline = {key: Markup(md.renderer.render(tokens, md.options, env)) for key, tokens in page.meta_tokens.items()}
     tiles = [{"value": inline[f"tiles.{i}.value"], "label": inline[f"tiles.{i}.label"]}
              for i in range(len(page.meta.get("tiles", [])))]
+    return {"entry": page.entry, "kicker": inline["kicker"], "title": inline["title"],
+            "title_em": inline.get("title_em"), "lede": inline["lede"], "quote": inline.get("quote"), "tiles": tiles,
+            "body": Markup(md.renderer.render(page.tokens, md.options, env))}
+
+
+def fill_register(page: Page, found: list) -> None:
+    for token in page.tokens:
+        if token.type == "directive" and token.info == "register":
+            token.meta["values"] = found
+
+
+def _uses(pages: list[Page], directive: str) -> bool:
+    return any(t.type == "directive" and t.info == directive for page in pages for t in page.tokens)
+
+
+def render(page: Page, catalogue: Catalogue, md, jinja: Environment, explain: "Explainer") -> None:
+    previous, following = catalogue.neighbours(page.entry.number)
     charts = {chart["id"]: {"data": chart["data"], "layout": chart["layout"]} for chart in page.charts}
     page.html = jinja.get_template("document.html.j2").render(
-        catalogue=catalogue, entry=page.entry, previous=previous, next=following, csp=CSP,
-        kicker=inline["kicker"], title=inline["title"], title_em=inline.get("title_em"),
-        lede=inline["lede"], quote=inline.get("quote"), tiles=tiles,
-        body=Markup(md.renderer.render(page.tokens, md.options, env)),
+        catalogue=catalogue, previous=previous, next=following, csp=CSP,
+        **render_parts(page, md, {"jinja": jinja, "catalogue": catalogue}),
         charts=bool(charts), charts_json=Markup(_script_json(charts)),
-        calculator=any(t.type == "directive" and t.info == "calculator" for t in page.tokens),
-        tokenizer=any(t.type == "directive" and t.info == "tokenizer" for t in page.tokens),
+        calculator=_uses([page], "calculator"), tokenizer=_uses([page], "tokenizer"),
+        provenance_packed=packed(explain([page]).encode("utf-8"), "provenance.json"),
     )
 
 
-def render_index(catalogue: Catalogue, jinja: Environment) -> str:
-    return jinja.get_template("index.html.j2").render(catalogue=catalogue, csp=CSP)
+def render_edition(pages: list[Page], catalogue: Catalogue, md, jinja: Environment, explain: "Explainer") -> str:
+    """Every document in reading order in one file, on one copy of the runtime: the file a reader keeps."""
+    articles = [render_parts(page, md, {"jinja": jinja, "edition": page.entry.number, "catalogue": catalogue})
+                for page in pages]
+    charts = {chart["id"]: {"data": chart["data"], "layout": chart["layout"]} for page in pages for chart in page.charts}
+    documents = jinja.get_template("edition-documents.html.j2").render(articles=articles)
+    check_self_contained(documents)
+    return jinja.get_template("edition.html.j2").render(
+        catalogue=catalogue, csp=CSP, articles=articles, edition=True,
+        documents_packed=packed(documents.encode("utf-8"), "edition-documents.html"),
+        charts=bool(charts), charts_json=Markup(_script_json(charts)),
+        calculator=_uses(pages, "calculator"), tokenizer=_uses(pages, "tokenizer"),
+        provenance_packed=packed(explain(pages).encode("utf-8"), "provenance.json"),
+    )
+
+
+def render_index(catalogue: Catalogue, jinja: Environment, files: dict[str, int]) -> str:
+    """The contents page; `files` are the site's files and their sizes, to offer the downloads."""
+    return jinja.get_template("index.html.j2").render(catalogue=catalogue, csp=CSP, files=files, edition_name=EDITION)
 
 
 def _script_json(data: object) -> str:
@@ -112,24 +164,42 @@ def _script_json(data: object) -> str:
     return json.dumps(data, sort_keys=True, separators=(",", ":"), ensure_ascii=False).replace("</", "<\\/")
 
 
-def build(content: Path, out: Path, only: str | None = None, templates: Path = ROOT / "templates") -> dict[str, bytes]:
-    """Run every stage; return what was written, by file name."""
+def build(content: Path, out: Path, only: str | None = None, templates: Path = ROOT / "templates",
+          attachments: dict[str, bytes] | None = None) -> dict[str, bytes]:
+    """Run every stage; return what was written, by file name. `attachments` (the PDFs) are written
+    with the site and offered on its contents page."""
     catalogue, pages = read(content, only)
     if (content / "samples").is_dir():
         check_token_counts(content / "samples")
     md = make_markdown()
     components.install(md)
-    namespace = facts()
-    jinja = make_jinja(templates, namespace)
     pictures = {p.stem.removesuffix(".html") for p in (templates / "components" / "figures").glob("*.html.j2")}
-    outputs: dict[str, bytes] = {}
     for page in pages:
         parse(page, md)
+    check_once_in_the_runbook(pages)
+    holder = register_page(pages)
+    namespace = Namespace(counts(pages, holder))
+    jinja = make_jinja(templates, namespace)
+    jinja.globals["search_json"] = Markup(search_index(pages, catalogue))
+    explain = Explainer(Provenance(namespace), namespace, deriving_documents(pages),
+                        {e.number: [e.title, e.output_name] for e in catalogue.entries if e.written})
+    chosen = [page for page in pages if only is None or page.entry.number == only]
+    by_number = {page.entry.number: page for page in pages}
+    for page in pages if holder in chosen else chosen:  # the register draws every document's corrections
+        link_documents(page, by_number, catalogue)
         compute_page(page, namespace, pictures)
-        render(page, catalogue, md, jinja)
+    if holder in chosen:
+        fill_register(holder, gathered(pages, holder))
+    outputs: dict[str, bytes] = {}
+    for page in chosen:
+        render(page, catalogue, md, jinja, explain)
         outputs[page.entry.output_name] = inline_assets(page.html, templates).encode("utf-8")
     if only is None:
-        outputs["index.html"] = inline_assets(render_index(catalogue, jinja), templates).encode("utf-8")
+        edition = inline_assets(render_edition(pages, catalogue, md, jinja, explain), templates)
+        outputs[EDITION] = edition.encode("utf-8")
+        outputs.update(attachments or {})
+        files = {name: len(data) for name, data in outputs.items()}
+        outputs["index.html"] = inline_assets(render_index(catalogue, jinja, files), templates).encode("utf-8")
     write_site(outputs, out, replace_all=only is None)
     return outputs
 
@@ -140,19 +210,31 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--out", type=Path, default=ROOT / "site", help="output folder (default: site/)")
     parser.add_argument("--content", type=Path, default=ROOT / "content", help="content folder (default: content/)")
     parser.add_argument("--facts", action="store_true", help="list every name content can refer to, and stop")
+    parser.add_argument("--serve", action="store_true",
+                        help="build, serve the site on localhost, rebuild on every change to content/, calc/ or "
+                             "templates/, and reload the open page")
+    parser.add_argument("--port", type=int, default=8000, help="the port --serve listens on (0: any free port)")
+    parser.add_argument("--pdf", action="store_true",
+                        help="also print the edition (deep read) and each document (quick learn) to PDF with Chromium")
     args = parser.parse_args(argv)
     if args.facts:
         for path, value in leaves(facts()):
             print(f"{{{{ {path} }}}}  =  {show(value)}" + (f"    [{value.worked}]" if isinstance(value, Result) else ""))
         return 0
+    if args.serve:
+        command = [sys.executable, str(Path(__file__).resolve()), "--out", str(args.out), "--content", str(args.content)]
+        serve(command, args.out, [args.content, ROOT / "calc", ROOT / "templates"], args.port)
+        return 0
+    if args.pdf and args.doc:
+        parser.error("--pdf prints the whole runbook; leave out --doc")
     started = time.perf_counter()
     try:
-        outputs = build(args.content, args.out, args.doc)
+        outputs = build_with_pdfs(args.content, args.out) if args.pdf else build(args.content, args.out, args.doc)
     except ContentError as err:
         print(f"{_relative(err.path)}:{err.line}: {err.message}", file=sys.stderr)
         print("build stopped; the previous site is untouched", file=sys.stderr)
         return 1
-    except (VendorError, NotSelfContained, StaleCounts) as err:
+    except (VendorError, NotSelfContained, StaleCounts, PrintError) as err:
         print(f"build.py: {err}", file=sys.stderr)
         print("build stopped; the previous site is untouched", file=sys.stderr)
         return 1
@@ -160,6 +242,16 @@ def main(argv: list[str] | None = None) -> int:
         print(f"wrote {_relative(args.out / name)}  {len(data):,} bytes")
     print(f"built {len(outputs)} file(s) in {time.perf_counter() - started:.2f} s")
     return 0
+
+
+def build_with_pdfs(content: Path, out: Path) -> dict[str, bytes]:
+    """Print a draft build to PDF with Chromium, then write the site with the PDFs in it, all at
+    once, as every build is written, its contents page listing them."""
+    with tempfile.TemporaryDirectory() as tmp:
+        draft = Path(tmp) / "site"
+        build(content, draft)
+        pdfs = print_site(draft, read_catalogue(content), EDITION)
+    return build(content, out, attachments=pdfs)
 
 
 def _relative(path: Path) -> str:

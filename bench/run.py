@@ -100,7 +100,8 @@ def calculator_timings(page_path: Path, name: str, runs: int, warm_runs: int = 2
         for _ in range(runs):
             context = browser.new_context()
             page = context.new_page()
-            page.goto(page_path.as_uri(), wait_until="load")
+            page.goto(page_path.as_uri() + "#deep", wait_until="load")
+            page.wait_for_selector(section, state="attached")  # the edition unpacks its documents after load
             field, options, current = timed_input(page, section)
             others = [o for o in options if o != current]
             choose(page, field, others[0])
@@ -123,6 +124,11 @@ def calculators_on(path: Path) -> list[str]:
     return re.findall(r'data-calculator="([a-z_-]+)"', path.read_text(encoding="utf-8"))
 
 
+def calculators_in_edition(out: Path) -> list[str]:
+    """The edition packs its documents, so its calculators are those of the documents it holds."""
+    return [name for page in sorted(out.glob("[0-9][0-9]-*.html")) for name in calculators_on(page)]
+
+
 COLD = """() => performance.getEntriesByName('calc-first-result')[0].startTime -
               performance.getEntriesByName('calc-first-input')[0].startTime"""
 
@@ -135,15 +141,21 @@ def measure(runs: int) -> dict:
         sizes = {p.name: p.stat().st_size for p in sorted(out.iterdir())}
         paint = first_paint(sorted(out.iterdir()), runs) if Path(CHROMIUM).exists() else {}
         calc = {}
+        printing = None
         if Path(CHROMIUM).exists():
             for page in sorted(out.glob("[0-9][0-9]-*.html")):
                 for name in calculators_on(page):
                     calc[f"{page.name} · {name}"] = calculator_timings(page, name, runs)
+            for name in calculators_in_edition(out):
+                calc[f"runbook.html · {name}"] = calculator_timings(out / "runbook.html", name, runs)
+            printing = time_build(out, "--pdf", runs=1)
+            sizes.update({p.name: p.stat().st_size for p in sorted(out.glob("*.pdf"))})
     return {
         "machine": f"{platform.machine()}, {os.cpu_count()} cores, Python {platform.python_version()}",
         "runs": runs,
         "build_full_s": round(full, 3),
         "build_doc06_s": round(one, 3),
+        "build_with_pdf_s": round(printing, 1) if printing else None,
         "page_bytes": sizes,
         "first_contentful_paint_ms": {k: round(v, 1) for k, v in paint.items()},
         "calculator_ms": {k: {m: round(v, 1) for m, v in t.items()} for k, t in calc.items()},
@@ -159,6 +171,8 @@ def table(figures: dict) -> str:
         f"| full site build (`python build.py`) | {figures['build_full_s']:.2f} s |",
         f"| one document (`python build.py --doc 06`) | {figures['build_doc06_s']:.2f} s |",
     ]
+    if figures.get("build_with_pdf_s"):
+        lines.append(f"| full build and every PDF (`python build.py --pdf`) | {figures['build_with_pdf_s']:.1f} s |")
     for name, size in figures["page_bytes"].items():
         lines.append(f"| `{name}` size | {size:,} bytes ({size / 2 ** 20:.2f} MiB) |")
     for name, ms in figures["first_contentful_paint_ms"].items():

@@ -10,11 +10,12 @@ from . import kvcache, operations, timing
 from .anatomy import itemised
 from .calculator import Calculator
 from .facts import Facts, facts
-from .fields import (CUSTOM, ACTIVATIONS, ATTENTION_LIMIT, ATTENTION_SETTING, BANDWIDTH, BATCH, BLOCK_SIZE, CARD, CHARACTERS,
+from .fields import (CUSTOM, COMMAND, ACTIVATIONS, ATTENTION_LIMIT, ATTENTION_SETTING, BANDWIDTH, BATCH, BLOCK_SIZE, CARD, CHARACTERS,
                      CONTEXT_LIMIT, CONVERSATION, HEAD_DIM, HELD, HIGH_FREQ, HIT_RATE, KV, LINK, LOW_FREQ, MFU, MODEL,
                      NUMBER, ORIGINAL, OUTPUT, PREFIX, PROMPT, REACH, ROPE_FACTOR, ROPE_THETA, ROPE_TYPE, SPREAD, TEXT_KIND,
                      UTILISATION, WEIGHTS, NumberField, beyond_positions)
-from .fields import (ITL_SLO, OUTPUT_P50, OUTPUT_P95, PRICE, PROMPT_P50, PROMPT_P95, REQUEST_RATE, SEED, STEP_TOKENS,
+from .fields import ACCEPTANCE, DRAFTED, DRAFTER, LOGITS, MIN_P, SEED, SPEC_BATCH, TARGET, TEMPERATURE, TOP_K, TOP_P
+from .fields import (ITL_SLO, OUTPUT_P50, OUTPUT_P95, PRICE, PROMPT_P50, PROMPT_P95, REQUEST_RATE, STEP_TOKENS, STREAM_SEED,
                      TTFT_SLO)
 from .roofline import cache_share_curves, chart_rows, decode_read
 from .stack import REFERENCE, Stack
@@ -307,8 +308,80 @@ CACHE_OPS = Calculator(
     curves={"swap-vs-recompute": swap_vs_recompute},
 )
 
+
+def users_vs_utilisation(namespace: Facts) -> dict:
+    """Users a launch line admits against --gpu-memory-utilization, and the rows of its data table."""
+    from .launch import utilisation_curve
+    curves = utilisation_curve(namespace.stack)
+    rows = [[f"{x:.2f}"] + [grouped(curve["y"][i]) for curve in curves] for i, x in enumerate(curves[0]["x"])]
+    return {"curves": curves, "rows": rows}
+
+
+LAUNCH = Calculator(
+    name="launch",
+    label="What a vLLM launch line reserves",
+    fields=(CARD, COMMAND),
+    curves={"users-vs-utilisation": users_vs_utilisation},
+)
+
+
+def sampling_filters(namespace: Facts) -> dict:
+    """The candidates' probabilities after each step of the sampler, and the rows of its table."""
+    from .sampling import chart, sample
+    return chart(sample(namespace.stack.sampling))
+
+
+SAMPLING = Calculator(
+    name="sampling",
+    label="Sampling explorer: logits to one token",
+    fields=(*LOGITS, TEMPERATURE, MIN_P, TOP_K, TOP_P, SEED),
+    curves={"sampling-filters": sampling_filters},
+)
+
+
+def speculative_speedup(namespace: Facts) -> dict:
+    """Speedup against γ for several acceptance rates, at the chosen drafter's cost."""
+    from .speculative import gamma_curves
+    return gamma_curves(namespace["speculative"]["run"])
+
+
+def speculative_batch(namespace: Facts) -> dict:
+    """Speedup against batch on the time model, beside the rule that ignores the batch."""
+    from .speculative import batch_curves
+    return batch_curves(namespace["speculative"]["run"])
+
+
+def held_within_positions(parsed: Mapping[str, Any]) -> dict[str, str]:
+    """The tokens each sequence holds must fit the model's positions, drafts included."""
+    if "held" not in parsed or "drafted" not in parsed:
+        return {}
+    beyond = beyond_positions(REFERENCE.model, parsed["held"] + parsed["drafted"])
+    return {"held": f"{beyond}, and the drafts come on top of the tokens held"} if beyond else {}
+
+
+def target_fits_the_card(parsed: Mapping[str, Any]) -> dict[str, str]:
+    """The time model prices a model the card serves: its weights must leave room for a cache."""
+    stack = stack_of(parsed, (TARGET, CARD, WEIGHTS))
+    if stack is None:
+        return {}
+    ladder = kvcache.ladder(stack)
+    if ladder.weights_fit:
+        return {}
+    return {"model": (f"{stack.model.name}'s weights ({ladder.weights}) and activation reserve do not fit "
+                      f"{stack.card.name}'s pool ({ladder.pool}): choose a larger card or a smaller precision")}
+
+
+SPECULATIVE = Calculator(
+    name="speculative",
+    label="Speculative decoding: tokens per pass, speedup, and the batch where it stops paying",
+    fields=(ACCEPTANCE, DRAFTED, DRAFTER, SPEC_BATCH, HELD, TARGET, CARD, WEIGHTS),
+    checks=(held_within_positions, target_fits_the_card),
+    curves={"speculative-speedup": speculative_speedup, "speculative-batch": speculative_batch},
+)
+
+
 PRODUCTION_FIELDS = (REQUEST_RATE, PROMPT_P50, PROMPT_P95, OUTPUT_P50, OUTPUT_P95, TTFT_SLO, ITL_SLO, MODEL, CARD, WEIGHTS,
-                     PRICE, STEP_TOKENS, SEED)
+                     PRICE, STEP_TOKENS, STREAM_SEED)
 
 
 def traffic_in_order(parsed: Mapping[str, Any]) -> dict[str, str]:
@@ -364,7 +437,7 @@ PRODUCTION = Calculator(
 
 CALCULATORS: dict[str, Calculator] = {c.name: c for c in (CAPACITY, PHASES, JOURNEY, HARDWARE, TOKENS, ANATOMY,
                                                            ATTENTION, POSITION, NUMBER_FORMATS, PRECISION, CACHE_OPS,
-                                                           PRODUCTION)}
+                                                           LAUNCH, SAMPLING, SPECULATIVE, PRODUCTION)}
 
 
 def run_json(request: str) -> str:

@@ -298,6 +298,12 @@ SECTIONS: dict[str, Callable[[Stack, "Facts"], object]] = {
     "number": lambda stack, made: _number(stack),
     "precision": lambda stack, made: _precision(stack),
     "cacheops": lambda stack, made: _cacheops(stack),
+    "engines": lambda stack, made: _engines(stack),
+    "lora": lambda stack, made: _lora(stack),
+    "batching": lambda stack, made: _batching(),
+    "startup": lambda stack, made: _startup(stack),
+    "sampling": lambda stack, made: _sampling(stack),
+    "speculative": lambda stack, made: _speculative(stack),
     "production": lambda stack, made: _production(stack),
 }
 
@@ -366,6 +372,35 @@ def _precision(stack: Stack) -> object:
 def _cacheops(stack: Stack) -> object:
     from . import cacheops
     return cacheops.section(stack)
+
+
+def _engines(stack: Stack) -> object:
+    from . import launch
+    return launch.section(stack)
+
+
+def _lora(stack: Stack) -> object:
+    from . import lora
+    return lora.section(stack)
+
+
+def _batching() -> object:
+    from . import batching
+    return batching.section()
+
+
+def _startup(stack: Stack) -> object:
+    from . import startup
+    return startup.section(stack)
+
+def _sampling(stack: Stack) -> object:
+    from . import sampling
+    return sampling.section(stack)
+
+
+def _speculative(stack: Stack) -> object:
+    from . import speculative
+    return speculative.section(stack)
 
 
 def _production(stack: Stack) -> object:

@@ -164,10 +164,10 @@ def utilisation_lever(at_knee: Result) -> dict[str, Result]:
 def cold_start(stack: Stack) -> dict[str, Result]:
     """Weights read from storage at the named rate, then the engine's start-up (profiling, compiling,
     CUDA graph capture), a named assumption."""
-    rate = stack.serving.storage_gb_per_s * GB
+    rate = stack.stream.storage_gb_per_s * GB
     held = weight_bytes(stack.model, stack.weight_precision)
     reading = held.value / rate
-    start = stack.serving.engine_start_s
+    start = stack.stream.engine_start_s
     quarter = weight_bytes(stack.model, INT4)
     return {
         "storage": given(rate, GB_PER_S_SHOWN, "storage read rate (an assumption)"),
@@ -278,12 +278,11 @@ def section(stack: Stack) -> Later:
         "utilisation": lambda: utilisation_lever(at_knee_cost),
         "price": lambda: given(stack.price.gpu_hour_usd, USD, "$ per GPU-hour (an assumption)"),
         "cold": lambda: cold_start(stack),
-        "requests": lambda: given(stack.serving.requests, COUNT, "requests simulated at each rate"),
-        "warm_up": lambda: given(stack.serving.warm_up, PERCENT, "share of requests discarded as warm-up"),
-        "seed": lambda: given(stack.serving.seed, COUNT, "the generator's seed"),
-        "max_num_seqs": lambda: given(stack.serving.max_num_seqs, COUNT, "max_num_seqs (vLLM default)"),
-        "max_num_batched_tokens": lambda: given(stack.serving.max_num_batched_tokens, TOKENS,
-                                                "max_num_batched_tokens (vLLM default)"),
+        "requests": lambda: given(stack.stream.requests, COUNT, "requests simulated at each rate"),
+        "warm_up": lambda: given(stack.stream.warm_up, PERCENT, "share of requests discarded as warm-up"),
+        "seed": lambda: given(stack.stream.seed, COUNT, "the generator's seed"),
+        "max_num_seqs": lambda: given(simulation.scheduler_caps(stack)[0], COUNT, "max_num_seqs"),
+        "max_num_batched_tokens": lambda: given(simulation.scheduler_caps(stack)[1], TOKENS, "max_num_batched_tokens"),
         "rates": lambda: given(len(run.outcomes), COUNT, "request rates simulated"),
         "claims": lambda: {name: claim.value for name, claim in CLAIMS.items()},
         "burst": lambda: burst(stack),

@@ -86,7 +86,7 @@ def draw(seed: int, count: int, prompt: Lengths, output: Lengths, limit: int) ->
 
 def drawn_for(stack: Stack) -> Drawn:
     traffic = stack.traffic
-    return draw(stack.serving.seed, stack.serving.requests,
+    return draw(stack.stream.seed, stack.stream.requests,
                 lognormal_through(traffic.prompt_p50, traffic.prompt_p95),
                 lognormal_through(traffic.output_p50, traffic.output_long), stack.context_limit)
 
@@ -127,6 +127,15 @@ def step_costs(stack: Stack) -> StepCosts:
         attention_ops=operations.attention_ops_per_position(stack.model).value,
         cache_bytes=kvcache.bytes_per_token(stack.model, stack.kv_precision).value,
     )
+
+
+def scheduler_caps(stack: Stack) -> tuple[int, int]:
+    """max_num_seqs and max_num_batched_tokens: document 12's launch line's, or vLLM's defaults for
+    the card (calc.launch, from vllm/engine/arg_utils.py's get_batch_defaults)."""
+    from .launch import default_max_num_batched_tokens, default_max_num_seqs
+    serving = stack.serving
+    return (serving.max_num_seqs or default_max_num_seqs(stack.card),
+            serving.max_num_batched_tokens or default_max_num_batched_tokens(stack.card))
 
 
 def cache_blocks(stack: Stack) -> int:
@@ -181,15 +190,15 @@ def simulate(stack: Stack, rate: float, trace_steps: int = 0) -> Run:
     the step budget (generous: forty steps a request) runs out, which only a stream far past
     saturation reaches."""
     drawn = drawn_for(stack)
-    limits = stack.serving
+    max_num_seqs, max_num_batched_tokens = scheduler_caps(stack)
     # Every running sequence decodes a token each step, so no more may run than the step's budget holds.
-    running_cap = min(limits.max_num_seqs, limits.max_num_batched_tokens)
+    running_cap = min(max_num_seqs, max_num_batched_tokens)
     costs = step_costs(stack)
     block = stack.block_size
     capacity = cache_blocks(stack)
     requests = [_Request(a / rate, p, o) for a, p, o in zip(drawn.arrivals, drawn.prompts, drawn.outputs)]
     count = len(requests)
-    measured_from = min(int(count * stack.serving.warm_up), count - 1)
+    measured_from = min(int(count * stack.stream.warm_up), count - 1)
     window = (requests[measured_from].arrival, requests[-1].arrival)
     waiting: deque[_Request] = deque()
     prefilling: list[_Request] = []
@@ -209,7 +218,7 @@ def simulate(stack: Stack, rate: float, trace_steps: int = 0) -> Run:
         if not waiting and not prefilling and not decoding:
             clock = requests[arrived].arrival
             continue
-        budget = limits.max_num_batched_tokens - decoding
+        budget = max_num_batched_tokens - decoding
         prompt_tokens, positions, prompt_read = 0, 0.0, 0.0
         completing: list[_Request] = []
         for request in prefilling:
@@ -460,7 +469,8 @@ def closed_form(stack: Stack) -> ClosedForm:
     slo = stack.promise.itl_p95_s
     ceiling = 1 / prefill
     capacity_tokens = kvcache.ladder(stack).token_capacity.value
-    cap = min(capacity_tokens / (held + stack.block_size), stack.serving.max_num_seqs, stack.serving.max_num_batched_tokens)
+    seqs, budget = scheduler_caps(stack)
+    cap = min(capacity_tokens / (held + stack.block_size), seqs, budget)
     itl_bound = _bisect(lambda rate: _itl_at(costs, rate, prefill, output, held, cap) <= slo, 0.0, ceiling)
     bound_itl = min(_itl_at(costs, itl_bound, prefill, output, held, cap), slo)
     bound_batch = max(itl_bound * output * bound_itl, 1.0)
@@ -486,8 +496,8 @@ def closed_form(stack: Stack) -> ClosedForm:
         batch_at_saturation=Result(batch, COUNT, formula="min(token capacity ÷ (mean tokens held + a block), max_num_seqs, "
                                                         "max_num_batched_tokens)",
                                    worked=(f"min({grouped(capacity_tokens)} ÷ ({TOKENS.number(held, 2)} + {stack.block_size}), "
-                                           f"{grouped(stack.serving.max_num_seqs)} sequences, "
-                                           f"{grouped(stack.serving.max_num_batched_tokens)} tokens) = {COUNT.number(batch, 2)}")),
+                                           f"{grouped(seqs)} sequences, {grouped(budget)} tokens) = "
+                                           f"{COUNT.number(batch, 2)}")),
         step_at_saturation=Result(step, MS, formula="the time model's step at that batch",
                                   worked=(f"the time model's step at {COUNT.number(batch, 2)} sequences of {TOKENS.number(held, 2)} "
                                           f"tokens: {MS.show(step)}")),

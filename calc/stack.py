@@ -112,8 +112,65 @@ class Pricing:
     gpu_hour_usd: float = 3.00
 
 
+REFERENCE_COMMAND = "vllm serve meta-llama/Llama-3.1-8B-Instruct --gpu-memory-utilization 0.9 --max-model-len 8192"
+
+
 @dataclass(frozen=True)
 class Serving:
+    """Document 12: what a vLLM launch line sets besides the ladder's own inputs (calc.launch reads
+    the line into these). `max_num_seqs` and `max_num_batched_tokens`: None leaves vLLM's default for
+    the card. `kv_cache_memory_bytes`: None sizes the cache from the utilisation. `max_loras`: LoRA
+    slots held on each GPU, 0 when LoRA is off. `notes`: what the line set that changes no capacity."""
+
+    command: str = REFERENCE_COMMAND
+    tensor_parallel: int = 1
+    max_num_seqs: int | None = None
+    max_num_batched_tokens: int | None = None
+    kv_cache_memory_bytes: int | None = None
+    max_loras: int = 0
+    max_lora_rank: int = 16
+    notes: str = ""
+
+
+@dataclass(frozen=True)
+class Sampling:
+    """What document 13's sampling explorer starts from: six candidate next tokens' logits (an
+    example, invented to show each filter at work) and the sampling parameters.
+
+    `temperature` 0.6 and `top_p` 0.9 are Llama 3.1 8B Instruct's own defaults (its
+    generation_config.json, https://huggingface.co/meta-llama/Llama-3.1-8B-Instruct/blob/main/generation_config.json);
+    `min_p` 0.02 and `top_k` 4 are this page's examples, chosen so each filter removes a token
+    (vLLM's defaults are 0 for min-p, off, and 0 or −1 for top-k, off). `seed` picks the uniform
+    draw (Python's random.Random, the same Mersenne Twister in CPython and Pyodide).
+    """
+
+    logits: tuple[float, ...] = (4.0, 3.5, 3.0, 2.4, 1.8, -0.5)
+    temperature: float = 0.6
+    top_k: int = 4
+    top_p: float = 0.9
+    min_p: float = 0.02
+    seed: int = 42
+
+
+@dataclass(frozen=True)
+class Speculation:
+    """What document 13's speculative decoding is priced on.
+
+    `acceptance`: α, the chance the target accepts a drafted token (an assumption: it depends on
+    the draft, the target, the text and the temperature; vLLM reports the measured rate in its
+    spec-decode metrics, accepted tokens ÷ drafted tokens, so replace it with yours). `drafted`: γ,
+    tokens drafted per verification pass (vLLM's num_speculative_tokens; an example). `drafter`:
+    who drafts (a key of calc.speculative.DRAFTERS). `batch`: sequences decoding together.
+    """
+
+    acceptance: float = 0.8
+    drafted: int = 4
+    drafter: str = "llama-3.2-1b"
+    batch: int = 1
+
+
+@dataclass(frozen=True)
+class Stream:
     """Document 15's simulated stream, and what starting a replica costs: named assumptions.
 
     `seed`: the generator the arrivals and lengths are drawn from (Python's random.Random, the same
@@ -124,12 +181,9 @@ class Serving:
     2 GB/s is taken; object storage over the network is usually slower). `engine_start_s`: what a
     vLLM replica spends after the weights are in memory, profiling the activation peak, compiling
     and capturing CUDA graphs (an assumption: vLLM logs each phase at start-up, "Graph capturing
-    finished in … secs"; tens of seconds for an 8B model is typical; measure yours).
-    `max_num_seqs`, `max_num_batched_tokens`: the scheduler's caps on sequences in a step and tokens
-    in a step, vLLM's defaults for its OpenAI server on a card of 70 GiB or more other than an A100
-    (EngineArgs.get_batch_defaults in vllm/engine/arg_utils.py,
-    https://github.com/vllm-project/vllm/blob/main/vllm/engine/arg_utils.py); chunked prefill is on
-    by default in vLLM V1, so the token cap is also the largest prompt chunk one step takes.
+    finished in … secs"; tens of seconds for an 8B model is typical; measure yours). The scheduler's
+    caps, `max_num_seqs` and `max_num_batched_tokens`, are document 12's (`Serving`), vLLM's defaults
+    for the card unless a launch line sets them.
     """
 
     seed: int = 1
@@ -137,8 +191,6 @@ class Serving:
     warm_up: float = 0.2
     storage_gb_per_s: float = 2.0
     engine_start_s: float = 60.0
-    max_num_seqs: int = 1024
-    max_num_batched_tokens: int = 8192
 
 
 @dataclass(frozen=True)
@@ -164,7 +216,10 @@ class Stack:
     number: float = 0.1  # the real number document 09 stores in every format
     cache: CacheOps = CacheOps()  # document 10's cache operations
     price: Pricing = Pricing()  # documents 14 and 15: what an hour of one card costs
-    serving: Serving = Serving()  # document 15: the simulated stream and a replica's cold start
+    serving: Serving = Serving()  # document 12: what the engine's launch line sets
+    sampling: Sampling = Sampling()  # document 13: the sampling explorer's logits and parameters
+    speculation: Speculation = Speculation()  # document 13: speculative decoding's assumptions
+    stream: Stream = Stream()  # document 15: the simulated stream and a replica's cold start
 
 
 REFERENCE = Stack(
@@ -174,6 +229,8 @@ REFERENCE = Stack(
     kv_precision=BF16,
     engine="vLLM",
     gpu_memory_utilization=0.90,
+    # An assumption: vLLM's profile of this shape on an H100 measured 1.79 GiB outside PyTorch + a
+    # 1.26 GiB activation peak = 3.05 GiB (vllm-project/vllm PR 10511; calc.startup), within 2%.
     activation_reserve_bytes=3.00 * GiB,
     context_limit=8_192,
     typical_conversation=2_300,

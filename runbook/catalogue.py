@@ -5,7 +5,7 @@ import tomllib
 from dataclasses import dataclass
 from pathlib import Path
 
-from .errors import ContentError, toml_error_line
+from .errors import ContentError, read_text, toml_error_line
 
 
 @dataclass(frozen=True)
@@ -52,7 +52,7 @@ class Catalogue:
 def read_catalogue(content: Path) -> Catalogue:
     path = content / "runbook.toml"
     try:
-        data = tomllib.loads(path.read_text(encoding="utf-8"))
+        data = tomllib.loads(read_text(path))
     except tomllib.TOMLDecodeError as err:
         raise ContentError(path, toml_error_line(err), f"not valid TOML: {err}") from None
     tracks = []

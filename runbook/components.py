@@ -14,7 +14,7 @@ from calc.present import resolve
 from calc.roofline import DecodeRead
 from calc.units import Result
 
-from . import charts, tokens
+from . import charts, links, tokens
 
 
 def _paths(args: str) -> list[str]:
@@ -35,6 +35,13 @@ def _worked(args: str, namespace: Mapping[str, Any]) -> list[Result]:
     return [_one(p, namespace, Result, "a derived result with arithmetic") for p in paths]
 
 
+def _no_args_list(args: str, namespace: Mapping[str, Any]) -> list:
+    """The corrections register: the build fills it from every document (runbook/register.py)."""
+    if args:
+        raise ValueError(f"takes no arguments, got '{args}'")
+    return []
+
+
 def _no_args(key: str) -> Callable[[str, Mapping[str, Any]], Any]:
     def check(args: str, namespace: Mapping[str, Any]) -> Any:
         if args:
@@ -52,6 +59,7 @@ CHECKS: dict[str, Callable[[str, Mapping[str, Any]], Any]] = {
     "chart": charts.build,
     "calculator": lambda args, ns: _calculator(args, ns),
     "tokenizer": lambda args, ns: _tokenizer(args),
+    "register": _no_args_list,
 }
 
 
@@ -112,6 +120,8 @@ def install(md: MarkdownIt) -> None:
     md.add_render_rule("container_component_open", render_container)
     md.add_render_rule("container_component_close", render_container)
     md.add_render_rule("heading_close", render_heading_close)
+    md.add_render_rule("heading_open", render_heading_open)
+    md.add_render_rule("link_open", render_link_open)
 
 
 def reference_html(ref: str, text: str, title: str) -> str:
@@ -130,7 +140,22 @@ def render_directive(self, tokens: Sequence[Token], idx: int, options, env) -> s
     caption = Markup(self.renderInline(token.meta["title_tokens"], options, env))
     template = env["jinja"].get_template(f"components/{token.info}.html.j2")
     args = token.content.partition("|")[0].strip()
-    return template.render(value=token.meta.get("values"), caption=caption, path=args, paths=_paths(args)) + "\n"
+    value = token.meta.get("values")
+    if token.info == "register":
+        value = [_registered(self, correction, options, env) for correction in value]
+    return template.render(value=value, caption=caption, path=args, paths=_paths(args)) + "\n"
+
+
+def _registered(renderer, correction, options, env) -> dict[str, Any]:
+    """One gathered correction, drawn as its own document draws it, linked back to its section."""
+    number = correction.entry.number
+    landing = {**env, "source": number}
+    if "edition" in env:
+        landing["edition"] = number
+        href = "#" + links.edition_anchor(number, correction.section)
+    else:
+        href = f"{correction.entry.output_name}#{correction.section}"
+    return {"entry": correction.entry, "href": href, "html": Markup(renderer.render(correction.tokens, options, landing))}
 
 
 def render_container(self, tokens: Sequence[Token], idx: int, options, env) -> str:
@@ -148,6 +173,33 @@ def render_container(self, tokens: Sequence[Token], idx: int, options, env) -> s
     opener, closer = CONTAINER_HTML[name]
     stack.append(closer)
     return opener(title, tag, token) + "\n"
+
+
+def render_heading_open(self, tokens: Sequence[Token], idx: int, options, env) -> str:
+    """In the edition a section's id carries its document's number, so ids stay unique in one file."""
+    token = tokens[idx]
+    if "edition" not in env or not token.attrGet("id"):
+        return self.renderToken(tokens, idx, options, env)
+    copy = token.copy()
+    copy.attrSet("id", links.edition_anchor(env["edition"], str(token.attrGet("id"))))
+    return self.renderToken([copy], 0, options, env)
+
+
+def render_link_open(self, tokens: Sequence[Token], idx: int, options, env) -> str:
+    """Links as checked (runbook/links.py), placed where the HTML lands: in the edition every
+    document is a section of one file; a correction drawn in the register keeps pointing at its
+    own document."""
+    token = tokens[idx]
+    href = str(token.attrGet("href"))
+    if "edition" in env:
+        href = links.edition_href(href, env["edition"], env["catalogue"])
+    elif "source" in env and href.startswith("#"):
+        href = env["catalogue"].entry(env["source"]).output_name + href
+    else:
+        return self.renderToken(tokens, idx, options, env)
+    copy = token.copy()
+    copy.attrSet("href", href)
+    return self.renderToken([copy], 0, options, env)
 
 
 def render_heading_close(self, tokens: Sequence[Token], idx: int, options, env) -> str:

@@ -4,10 +4,12 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from typing import Any, Iterator, Mapping
+from typing import Any, Mapping
 
 from markdown_it.token import Token
 
+from calc.calculator import Calculator
+from calc.calculators import CALCULATORS
 from calc.cards import CARDS
 from calc.models import CATALOGUE
 from calc.present import BadFilter, UnknownFact, figure, leaves
@@ -32,7 +34,7 @@ def compute(page: Page, namespace: Mapping[str, Any], pictures: set[str]) -> Non
     """Resolve references and component arguments in place; raise ContentError on the first fault."""
     derived = derived_numbers(namespace)
     names = _name_pattern()
-    for children, line in inline_runs(page):
+    for children, line in page.inline_runs():
         for token in children:
             if token.type in ("softbreak", "hardbreak"):
                 line += 1
@@ -47,11 +49,14 @@ def compute(page: Page, namespace: Mapping[str, Any], pictures: set[str]) -> Non
         if token.type == "inline" and STRAY_FENCE.match(token.content):
             raise ContentError(page.path, line, f"'{token.content.split()[0]}' closes no component here: a component "
                                                 "inside another needs fewer colons than the one around it")
+        if token.type == "container_component_open":
+            _check_closed(page, token, line)
         if token.type == "container_component_open" and token.meta["name"] == "live":
             following = token.meta["args"].strip()
             if following not in calculators:
                 raise ContentError(page.path, line, f"'::: live {following}' follows a calculator this page does not "
                                                     f"have (on this page: {', '.join(sorted(calculators)) or 'none'})")
+            _check_live_region(page, page.tokens.index(token), CALCULATORS[following])
         if token.type == "container_component_open" and token.meta["name"] not in CONTAINERS:
             raise ContentError(page.path, line, f"unknown component '::: {token.meta['name']}' "
                                                 f"(known: {', '.join(sorted(CONTAINERS))})")
@@ -67,6 +72,42 @@ def compute(page: Page, namespace: Mapping[str, Any], pictures: set[str]) -> Non
                 raise ContentError(page.path, line, f"@{token.info}: {_explain(err)}") from None
 
 
+def _check_closed(page: Page, token: Token, line: int) -> None:
+    """markdown-it closes a component left open at the end of the document (or of the component
+    around it), silently swallowing everything after it; here that is a fault at its opening line."""
+    lines = page.body.split("\n")
+    end = token.map[1]
+    closer = lines[end].strip() if end < len(lines) else ""
+    if not (closer and set(closer) == {":"} and len(closer) >= len(token.markup)):
+        name = token.meta["name"]
+        raise ContentError(page.path, line, f"'{token.markup} {name}' is never closed: end it with a line "
+                                            f"'{token.markup}' (as it stands it swallows everything after it)")
+
+
+def _check_live_region(page: Page, start: int, calculator: Calculator) -> None:
+    """What sits inside `::: live NAME` claims to follow NAME: a chart or bars it does not redraw
+    would keep the reference stack's drawing under captions that follow the reader's inputs."""
+    depth = 0
+    for token in page.tokens[start + 1:]:
+        if token.type == "container_component_open":
+            depth += 1
+        elif token.type == "container_component_close":
+            if depth == 0:
+                return
+            depth -= 1
+        elif token.type == "directive":
+            line = page.line(token.map[0])
+            args = token.content.partition("|")[0].strip()
+            if token.info == "chart" and args not in calculator.curves:
+                raise ContentError(page.path, line, f"@chart {args} sits in '::: live {calculator.name}', but that "
+                                                    f"calculator does not redraw it (it redraws: "
+                                                    f"{', '.join(sorted(calculator.curves)) or 'no charts'}); move "
+                                                    "the chart out of the live region or declare its curves")
+            if token.info == "levers" and calculator.bars is None:
+                raise ContentError(page.path, line, f"@levers sits in '::: live {calculator.name}', but that "
+                                                    "calculator declares no bars to redraw")
+
+
 def _check_figure(page: Page, token: Token, line: int, pictures: set[str]) -> None:
     picture = token.meta["args"].partition("|")[0].strip()
     if picture not in pictures:
@@ -74,19 +115,6 @@ def _check_figure(page: Page, token: Token, line: int, pictures: set[str]) -> No
                                             f"(known: {', '.join(sorted(pictures)) or 'none'})")
     if not token.meta.get("steps"):
         raise ContentError(page.path, line, "a figure needs its steps as a numbered list inside it")
-
-
-def inline_runs(page: Page) -> Iterator[tuple[list[Token], int]]:
-    """Every run of inline tokens in the page, with the file line it starts on."""
-    for key, tokens in page.meta_tokens.items():
-        yield tokens, page.meta_lines.get(key, 1)
-    for token in page.tokens:
-        line = page.line(token.map[0]) if token.map else 1
-        if token.type == "inline":
-            yield token.children or [], line
-        for key in ("title_tokens", "tag_tokens", "subtitle_tokens"):
-            if isinstance(token.meta, dict) and token.meta.get(key):
-                yield token.meta[key], line
 
 
 def _resolve_reference(page: Page, token: Token, line: int, namespace: Mapping[str, Any]) -> None:

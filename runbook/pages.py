@@ -4,10 +4,10 @@ from __future__ import annotations
 import tomllib
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Iterator
 
 from .catalogue import Entry
-from .errors import ContentError, toml_error_line
+from .errors import ContentError, read_text, toml_error_line
 
 FENCE = "+++"
 REQUIRED = {"number": str, "kicker": str, "title": str, "lede": str}
@@ -33,10 +33,23 @@ class Page:
         """A line of the body (0-based, as markdown-it counts) as a line of the file."""
         return self.body_offset + body_line + 1
 
+    def inline_runs(self) -> Iterator[tuple[list, int]]:
+        """Every run of inline tokens in the page (front matter, titles and tags included), with the
+        file line it starts on."""
+        for key, tokens in self.meta_tokens.items():
+            yield tokens, self.meta_lines.get(key, 1)
+        for token in self.tokens:
+            line = self.line(token.map[0]) if token.map else 1
+            if token.type == "inline":
+                yield token.children or [], line
+            for key in ("title_tokens", "tag_tokens", "subtitle_tokens"):
+                if isinstance(token.meta, dict) and token.meta.get(key):
+                    yield token.meta[key], line
+
 
 def read_page(entry: Entry, content: Path) -> Page:
     path = content / entry.file
-    text = path.read_text(encoding="utf-8")
+    text = read_text(path)
     lines = text.split("\n")
     if not lines or lines[0].strip() != FENCE:
         raise ContentError(path, 1, f"a document starts with front matter between two '{FENCE}' lines")

@@ -68,6 +68,15 @@ def test_a_link_can_open_the_deep_read_directly(page):
     assert page.text_content(".prevnext .other-form") == "Back to the quick learn"
 
 
+def test_a_link_to_a_section_of_the_deep_read_opens_it_there(page):
+    page.goto(page.url_of(DOC))
+    section = page.evaluate("document.querySelector('.form-deep h2[id]').id")
+    page.goto(page.url_of(DOC, f"#{section}"))
+    expect(page.locator("body")).to_have_attribute("data-form", "deep")
+    assert page.locator(f"#{section}").is_visible()
+    assert page.evaluate("window.scrollY") > 0
+
+
 def test_the_chart_is_drawn_once_the_deep_read_shows(page):
     page.goto(page.url_of(DOC, "#deep"))
     page.wait_for_selector(".plot .main-svg")
@@ -80,7 +89,7 @@ def test_the_chart_is_drawn_once_the_deep_read_shows(page):
 def test_hovering_a_number_shows_its_arithmetic(page):
     page.goto(page.url_of(DOC))
     title = page.get_attribute(".hero .tile [data-ref='ladder.kv_budget']", "title")
-    assert title == "71.68 GiB − 14.96 GiB − 3.00 GiB = 53.73 GiB"
+    assert title == "71.30 GiB − 14.96 GiB − 3.00 GiB = 53.34 GiB"
 
 
 def test_the_figure_animates_step_by_step(page):

@@ -43,10 +43,10 @@ WRITTEN = sorted(e.output_name for e in read_catalogue(ROOT / "content").entries
 
 def test_writes_every_written_document_and_the_contents(site):
     assert {DOC, "02-anatomy.html", "05-phases.html", "03-journey.html", "04-hardware.html", "09-precision.html"} <= set(WRITTEN)
-    assert sorted(p.name for p in site.iterdir()) == sorted(WRITTEN + ["index.html"])
+    assert sorted(p.name for p in site.iterdir()) == sorted(WRITTEN + ["index.html", build.EDITION])
 
 
-@pytest.mark.parametrize("name", WRITTEN + ["index.html"])
+@pytest.mark.parametrize("name", WRITTEN + ["index.html", build.EDITION])
 def test_pages_are_self_contained(site, name):
     html = (site / name).read_text(encoding="utf-8")
     parser = Attributes()
@@ -89,7 +89,7 @@ def test_both_forms_and_the_components_are_rendered(site):
     assert len(re.findall(r'<li class="rung[ "]', html)) == 16, "the ladder, and the calculator's own"
     for ref in ("ladder.kv_budget", "ladder.users_worst", "ladder.users_paged", "levers.paging.users"):
         assert f'data-ref="{ref}"' in html
-    assert ">53.73 GiB<" in html and ">191<" in html and ">107<" in html
+    assert ">53.34 GiB<" in html and ">189<" in html and ">106<" in html
     assert "2 × 32 × 8 × 128 × 2 = 131,072 B = 128 KiB" in html
     assert html.count('class="fast-answer"') == 10
     assert 'data-chart="cache-share"' in html
@@ -153,8 +153,8 @@ BREAKAGES = {
     "unknown directive": ("@ladder", "@ladders", "unknown component '@ladders'"),
     "typed derived number": ("connect, whether they use it or not.", "connect, so 53 users fit.",
                              "'53' is typed by hand, but calc derives it as"),
-    "typed derived decimal": ("connect, whether they use it or not.", "connect: 53.73 GiB in all.",
-                              "'53.73' is typed by hand"),
+    "typed derived decimal": ("connect, whether they use it or not.", "connect: 53.34 GiB in all.",
+                              "'53.34' is typed by hand"),
     "typed small ratio": ("connect, whether they use it or not.", "connect, a 4× saving.",
                           "'4×' is typed by hand"),
     "stray fence": ("@ladder", "@ladder\n\n::::", "'::::' closes no component here"),
@@ -208,5 +208,129 @@ def test_toml_error_points_at_its_line(content_copy):
 def test_every_page_number_comes_from_calc(site):
     """A backstop for the typed-number check: the figures on the page are references."""
     html = (site / DOC).read_text(encoding="utf-8")
-    for shown in ("53.73 GiB", "128 KiB", "1.00 GiB", "14.96 GiB"):
+    for shown in ("53.34 GiB", "128 KiB", "1.00 GiB", "14.96 GiB"):
         assert re.search(rf'data-ref="[^"]+"[^>]*>{re.escape(shown)}<', html), shown
+
+
+def _fault(content: Path, doc: Path) -> ContentError:
+    with pytest.raises(ContentError) as err:
+        build.build(content, content.parent / "site")
+    assert str(err.value).startswith(f"{doc}:")
+    return err.value
+
+
+def test_a_component_never_closed_stops_at_its_opening_line(content_copy):
+    doc = content_copy / "06-kv-cache.md"
+    source = doc.read_text()
+    doc.write_text(source + "\n::: card Left open\nEverything after this would vanish into the card.\n")
+    err = _fault(content_copy, doc)
+    assert err.line == len(source.splitlines()) + 2
+    assert "'::: card' is never closed" in err.message
+
+
+def test_an_outer_component_never_closed_is_named_not_its_inner_one(content_copy):
+    doc = content_copy / "06-kv-cache.md"
+    source = doc.read_text()
+    doc.write_text(source + "\n:::: cards 2\n::: card Closed\nText.\n:::\n")
+    err = _fault(content_copy, doc)
+    assert err.line == len(source.splitlines()) + 2
+    assert "':::: cards' is never closed" in err.message
+
+
+def test_a_file_that_is_not_utf8_names_its_line(content_copy):
+    doc = content_copy / "06-kv-cache.md"
+    lines = doc.read_bytes().split(b"\n")
+    lines[29] = lines[29] + " caf\u00e9".encode("latin-1")
+    doc.write_bytes(b"\n".join(lines))
+    err = _fault(content_copy, doc)
+    assert err.line == 30
+    assert "not UTF-8" in err.message and "0xe9" in err.message
+
+
+def _link(content: Path, target: str) -> Path:
+    return _break(content, "connect, whether they use it or not.",
+                  f"connect, whether they use it or not ([see]({target})).")
+
+
+@pytest.mark.parametrize("target, message", [
+    ("99", "links to document '99', which runbook.toml does not list"),
+    ("05#no-such-section", "links to '#no-such-section' in document 05, which has no such section"),
+    ("#nowhere", "links to '#nowhere' in document 06"),
+    ("kv-cache.html", "links to 'kv-cache.html', which is neither a document"),
+    ("../secrets.txt", "which is neither a document"),
+])
+def test_a_link_to_nothing_stops_the_build(content_copy, target, message):
+    doc = _link(content_copy, target)
+    err = _fault(content_copy, doc)
+    assert err.line == _line_of(doc, f"]({target})")
+    assert message in err.message
+
+
+def test_a_link_to_a_document_without_content_says_so(content_copy):
+    (content_copy / "09-precision.md").unlink()
+    _link(content_copy, "09#the-grid")
+    with pytest.raises(ContentError, match=r"links to document 09 \(Precision\), which has no content yet"):
+        build.build(content_copy, content_copy.parent / "site")
+
+
+def test_links_between_documents_point_at_their_files(content_copy, tmp_path):
+    _link(content_copy, "05#deep")
+    _break(content_copy, "@ladder", "See [the ladder](#the-ladder) and [tokens](01-tokens.html).\n\n@ladder")
+    html = build.build(content_copy, tmp_path / "out", "06")["06-kv-cache.html"].decode()
+    assert '<a href="05-phases.html#deep">see</a>' in html
+    assert '<a href="#the-ladder">the ladder</a>' in html
+    assert '<a href="01-tokens.html">tokens</a>' in html
+
+
+def test_a_chart_appears_once_in_the_runbook(content_copy):
+    doc = _break(content_copy, "::: live capacity\n@chart cache-share", "::: live capacity\n@chart step-vs-batch")
+    err = _fault(content_copy, doc)
+    assert err.line == _line_of(doc, "@chart step-vs-batch")
+    assert "@chart step-vs-batch is already in document 05" in err.message
+
+
+def test_a_chart_in_a_live_region_must_follow_its_calculator(content_copy):
+    phases = content_copy / "05-phases.md"
+    phases.write_text("\n".join(line for line in phases.read_text().split("\n") if not line.startswith("@chart step-vs-batch")))
+    doc = _break(content_copy, "::: live capacity\n@chart cache-share", "::: live capacity\n@chart step-vs-batch")
+    err = _fault(content_copy, doc)
+    assert err.line == _line_of(doc, "@chart step-vs-batch")
+    assert "does not redraw it (it redraws: cache-share)" in err.message
+
+
+START = """+++
+number = "00"
+kicker = "Start"
+title = "Start"
+lede = "{{ runbook.documents }} documents, {{ runbook.formulas }} formula, {{ runbook.corrections }} corrections."
++++
+
+@formula kv.formula | the one to know
+
+## The corrections register | gathered from every document
+
+@register
+"""
+
+
+def test_the_register_is_every_documents_corrections_gathered(content_copy, tmp_path):
+    (content_copy / "00-start.md").write_text(START)
+    outputs = build.build(content_copy, tmp_path / "site")
+    written = sorted(content_copy.glob("[0-9][0-9]-*.md"))
+    claims = [(path.name[:2], line.split("correction", 1)[1].strip()) for path in written if path.name != "00-start.md"
+              for line in path.read_text().splitlines() if re.match(r":::\s+correction\s", line)]
+    start = outputs["00-start.html"].decode()
+    entries = re.findall(r'<p class="register-source"><a href="(\d\d)-[a-z-]+\.html#([a-z0-9-]+)">Document (\d\d) · [^<]+'
+                         r'</a></p>\s*<article class="card correction"><p class="eyebrow">Was</p><h4>(.*?)</h4>', start)
+    assert len(entries) == len(claims) > 30
+    for (number, claim), (linked, section, named, title) in zip(claims, entries):
+        assert linked == named == number
+        assert f'id="{section}"' in outputs[next(n for n in outputs if n.startswith(number + "-"))].decode()
+    assert f"{len(written)} documents, 1 formula, {len(claims)} corrections." in re.sub(r"<[^>]+>", "", start)
+
+
+def test_the_register_draws_each_correction_with_links_into_its_own_document(content_copy, tmp_path):
+    (content_copy / "00-start.md").write_text(START)
+    _break(content_copy, "::: correction ", "::: correction See [below](#the-ladder): ")
+    start = build.build(content_copy, tmp_path / "site", "00")["00-start.html"].decode()
+    assert '<a href="06-kv-cache.html#the-ladder">below</a>' in start

@@ -66,7 +66,7 @@ def test_the_same_seed_gives_the_same_percentiles():
     first = simulation.measure(REFERENCE, simulation.simulate(REFERENCE, rate))
     again = simulation.measure(REFERENCE, simulation.simulate(REFERENCE, rate))
     assert (first.ttft, first.itl, first.goodput_tokens) == (again.ttft, again.itl, again.goodput_tokens)
-    other = replace(REFERENCE, serving=replace(REFERENCE.serving, seed=REFERENCE.serving.seed + 1))
+    other = replace(REFERENCE, stream=replace(REFERENCE.stream, seed=REFERENCE.stream.seed + 1))
     moved = simulation.measure(other, simulation.simulate(other, rate))
     assert moved.ttft != first.ttft
 
@@ -103,7 +103,7 @@ def test_the_closed_form_by_hand(section):
     closed = section["closed"]
     prompt, output = closed.mean_prompt.value, closed.mean_output.value
     held = prompt + output / 2
-    batch = min(closed.batch_at_saturation.value, REFERENCE.serving.max_num_seqs)
+    batch = closed.batch_at_saturation.value
     step = max(WEIGHTS_READ / BANDWIDTH, batch * 2 * (BLOCKS + TABLE) / COMPUTE) \
         + max(batch * held * PER_TOKEN / BANDWIDTH, batch * held * PER_POSITION / COMPUTE)
     assert closed.saturation.value == pytest.approx(1 / (closed.prefill.value + output * step / batch), rel=1e-6)
@@ -117,7 +117,7 @@ def test_cost_gpus_and_cold_start_by_hand(section):
     assert section["cost"].value == pytest.approx(price / (knee * output * 3600) * 1e6, rel=1e-9)
     assert section["gpus"].value == math.ceil(REFERENCE.traffic.requests_per_s / knee)
     held = 2 * (BLOCKS + 2 * TABLE + NORMS)
-    assert section["cold"]["reading"].value == pytest.approx(held / (REFERENCE.serving.storage_gb_per_s * 1e9), rel=1e-9)
+    assert section["cold"]["reading"].value == pytest.approx(held / (REFERENCE.stream.storage_gb_per_s * 1e9), rel=1e-9)
     assert section["utilisation"]["gain"].value == pytest.approx(0.5 / 0.2)
 
 
@@ -128,7 +128,7 @@ def test_every_worked_line_adds_up(section):
 
 
 def test_one_sweep_is_fast_in_cpython():
-    stack = replace(REFERENCE, serving=replace(REFERENCE.serving, seed=REFERENCE.serving.seed + 7))
+    stack = replace(REFERENCE, stream=replace(REFERENCE.stream, seed=REFERENCE.stream.seed + 7))
     started = time.perf_counter()
     simulation.sweep(stack)
     assert time.perf_counter() - started < 3.0

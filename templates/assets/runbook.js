@@ -3,9 +3,35 @@
   var FORMS = ["quick", "deep"];
 
   // Quick learn / Deep read: the form lives in the URL, so a link can open either.
+  // A link to a section that only one form has (06-kv-cache.html#the-ladder) opens that form; in
+  // the edition, #d06-deep opens document 06 in its deep read.
+  function named() {
+    var hash = decodeURIComponent(location.hash.replace("#", ""));
+    var inEdition = /^(d\d\d)-(quick|deep)$/.exec(hash);
+    if (inEdition) return { form: inEdition[2], id: inEdition[1] };
+    if (FORMS.indexOf(hash) >= 0) return { form: hash, id: null };
+    return { form: null, id: hash || null };
+  }
+
   function currentForm() {
-    var hash = location.hash.replace("#", "");
-    return FORMS.indexOf(hash) >= 0 ? hash : null;
+    var wanted = named();
+    if (wanted.form) return wanted.form;
+    var target = wanted.id && document.getElementById(wanted.id);
+    var form = target && target.closest("[data-form]");
+    return form ? form.getAttribute("data-form") : null;
+  }
+
+  function sectionNamed() {
+    var id = named().id;
+    return id ? document.getElementById(id) : null;
+  }
+
+  // The document being read: in the edition, switching form keeps the reader in it.
+  function documentInView() {
+    var articles = Array.from(document.querySelectorAll("article.document"));
+    var bar = document.querySelector(".topbar");
+    var edge = (bar ? bar.getBoundingClientRect().bottom : 0) + 120;
+    return articles.filter(function (a) { return a.getBoundingClientRect().top <= edge; }).pop() || null;
   }
 
   function showForm(form) {
@@ -27,11 +53,21 @@
     redrawPending();
   }
 
+  // Following a form link can scroll the page before hashchange fires: note where the reader was.
+  var readingWhenClicked = null;
+  document.addEventListener("click", function (event) {
+    if (event.target.closest && event.target.closest("[data-form-link]")) readingWhenClicked = documentInView();
+  }, true);
+
   function onHash(scroll) {
     var form = currentForm();
     if (!form) return;
+    var reading = readingWhenClicked || documentInView();
+    readingWhenClicked = null;
     showForm(form);
-    if (scroll) window.scrollTo(0, 0);
+    var section = sectionNamed() || reading;
+    if (section) section.scrollIntoView();
+    else if (scroll) window.scrollTo(0, 0);
   }
 
   // Animated figures step through their rows; reduced motion and print show the whole picture.
@@ -134,8 +170,9 @@
 
   window.runbook = { redraw: redraw };
 
-  document.addEventListener("DOMContentLoaded", function () {
+  runbookDocuments(function () {
     showForm(currentForm() || "quick");
+    if (sectionNamed()) sectionNamed().scrollIntoView();
     window.addEventListener("hashchange", function () { onHash(true); });
     if (!reduced) document.querySelectorAll("figure.anim").forEach(animate);
     // After the first paint: unpacking Plotly takes the page's thread for a few tens of ms.

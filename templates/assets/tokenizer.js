@@ -3,7 +3,7 @@
 // vendor.toml) carried packed in the page, unpacked when the reader first comes near it, run on
 // the page's thread (50,000 characters encode in well under a second). What the reader types is
 // only ever set as text.
-(function () {
+runbookDocuments(function () {
   const section = document.querySelector("[data-tokenizer]");
   if (!section) return;
   const area = section.querySelector("textarea[name=text]");
@@ -166,4 +166,4 @@
   });
   window.addEventListener("beforeprint", () => { section.querySelector(".tok-ids-box").open = true; });
   window.runbookTokenizer = { encode: (text) => load().then(() => tokenizer.encode(text, { bos: false, eos: false })) };
-})();
+});
