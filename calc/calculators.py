@@ -380,8 +380,28 @@ SPECULATIVE = Calculator(
 )
 
 
-PRODUCTION_FIELDS = (REQUEST_RATE, PROMPT_P50, PROMPT_P95, OUTPUT_P50, OUTPUT_P95, TTFT_SLO, ITL_SLO, MODEL, CARD, WEIGHTS,
-                     PRICE, STEP_TOKENS, STREAM_SEED)
+def _room_for_a_request(stack: Stack) -> str:
+    """Why the card cannot serve one request at the context limit beside the weights ("" when it can)."""
+    ladder = kvcache.ladder(stack)
+    if ladder.weights_fit and ladder.token_capacity.value >= stack.context_limit:
+        return ""
+    return (f"{stack.model.name} at {stack.weight_precision.name} leaves {stack.card.name} no room for "
+            f"one {stack.context_limit:,}-token request's cache (KV budget {ladder.kv_budget})")
+
+
+def _weights_leaving_a_cache(stack: Stack, key: str) -> Stack:
+    """The weight precision, applied after the model and the card: a pasted config the card cannot
+    serve is refused here, since the checks across fields run before a config is read."""
+    stack = WEIGHTS.apply(stack, key)
+    problem = _room_for_a_request(stack)
+    if problem:
+        raise ValueError(problem)
+    return stack
+
+
+PRODUCTION_WEIGHTS = replace(WEIGHTS, apply=_weights_leaving_a_cache)
+PRODUCTION_FIELDS = (REQUEST_RATE, PROMPT_P50, PROMPT_P95, OUTPUT_P50, OUTPUT_P95, TTFT_SLO, ITL_SLO, MODEL, CARD,
+                     PRODUCTION_WEIGHTS, PRICE, STEP_TOKENS, STREAM_SEED)
 
 
 def traffic_in_order(parsed: Mapping[str, Any]) -> dict[str, str]:
@@ -402,13 +422,12 @@ def promise_can_be_kept(parsed: Mapping[str, Any]) -> dict[str, str]:
     """The card must hold the weights and one request at the limit, and an idle card must keep the promise."""
     if parsed.get("model") == CUSTOM:
         return {}
-    stack = stack_of(parsed, PRODUCTION_FIELDS)
+    stack = stack_of(parsed, tuple(WEIGHTS if f is PRODUCTION_WEIGHTS else f for f in PRODUCTION_FIELDS))
     if stack is None:
         return {}
-    ladder = kvcache.ladder(stack)
-    if not ladder.weights_fit or ladder.token_capacity.value < stack.context_limit:
-        return {"card": (f"{stack.model.name} at {stack.weight_precision.name} leaves {stack.card.name} no room for "
-                         f"one {stack.context_limit:,}-token request's cache (KV budget {ladder.kv_budget})")}
+    problem = _room_for_a_request(stack)
+    if problem:
+        return {"card": problem}
     longest = min(stack.traffic.prompt_p95, stack.context_limit - 1)
     alone = timing.prefill_time(stack, longest)
     if alone.value > stack.promise.ttft_p95_s:

@@ -185,3 +185,12 @@ def test_bad_input_gets_a_message(production_page, field, value):
     after = CALC.refuse(page, field, value, expected)
     assert not any("Traceback" in text for text in after.values())
     CALC.set(page, **{field: PRODUCTION.defaults[field]})
+
+
+def test_a_pasted_config_the_card_cannot_serve_is_refused():
+    import json
+    config = {"architectures": ["LlamaForCausalLM"], "model_type": "llama", "hidden_size": 8192,
+              "intermediate_size": 28672, "num_hidden_layers": 80, "num_attention_heads": 64, "num_key_value_heads": 8,
+              "vocab_size": 128256, "max_position_embeddings": 131072, "tie_word_embeddings": False}
+    answer = PRODUCTION.run({**PRODUCTION.defaults, "model": "custom"}, json.dumps(config), ["production.knee.rate"])
+    assert not answer["ok"] and "no room for one" in answer["errors"]["weights"]
