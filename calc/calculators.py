@@ -17,6 +17,7 @@ from .fields import (CUSTOM, COMMAND, ACTIVATIONS, ATTENTION_LIMIT, ATTENTION_SE
                      UTILISATION, WEIGHTS, NumberField, beyond_positions)
 from .fields import ACCEPTANCE, DRAFTED, DRAFTER, LOGITS, MIN_P, SEED, SPEC_BATCH, TARGET, TEMPERATURE, TOP_K, TOP_P
 from .fields import AVERAGE_LOAD, BUSIEST, ITL, OUTPUT_P50, PRICE, PROMPT_P50, PROMPT_P95, RATE, SPARES, TTFT
+from .fields import OUTPUT_P95, STEP_TOKENS, STREAM_SEED
 from .roofline import cache_share_curves, chart_rows, decode_read
 from .stack import REFERENCE, Stack
 from .units import PERCENT, grouped
@@ -462,10 +463,84 @@ SPECULATIVE = Calculator(
 )
 
 
+def _room_for_a_request(stack: Stack) -> str:
+    """Why the card cannot serve one request at the context limit beside the weights ("" when it can)."""
+    ladder = kvcache.ladder(stack)
+    if ladder.weights_fit and ladder.token_capacity.value >= stack.context_limit:
+        return ""
+    return (f"{stack.model.name} at {stack.weight_precision.name} leaves {stack.card.name} no room for "
+            f"one {stack.context_limit:,}-token request's cache (KV budget {ladder.kv_budget})")
+
+
+def _weights_leaving_a_cache(stack: Stack, key: str) -> Stack:
+    """The weight precision, applied after the model and the card: a pasted config the card cannot
+    serve is refused here, since the checks across fields run before a config is read."""
+    stack = WEIGHTS.apply(stack, key)
+    problem = _room_for_a_request(stack)
+    if problem:
+        raise ValueError(problem)
+    return stack
+
+
+PRODUCTION_WEIGHTS = replace(WEIGHTS, apply=_weights_leaving_a_cache)
+PRODUCTION_FIELDS = (RATE, PROMPT_P50, PROMPT_P95, OUTPUT_P50, OUTPUT_P95, TTFT, ITL, MODEL, CARD,
+                     PRODUCTION_WEIGHTS, PRICE, STEP_TOKENS, STREAM_SEED)
+
+
+def traffic_in_order(parsed: Mapping[str, Any]) -> dict[str, str]:
+    """Each p95 at least its p50, and a typical request within the context limit."""
+    errors = {}
+    for p50, p95, what in (("prompt_p50", "prompt_p95", "Prompt"), ("output_p50", "output_p95", "Output")):
+        if {p50, p95} <= parsed.keys() and parsed[p95] < parsed[p50]:
+            errors[p95] = f"{what} p95 must be at least its p50 ({parsed[p50]:,} tokens)"
+    limit = REFERENCE.context_limit
+    if {"prompt_p50", "output_p50"} <= parsed.keys() and parsed["prompt_p50"] + parsed["output_p50"] > limit:
+        errors.setdefault("prompt_p50", f"a typical request (prompt p50 + output p50 = "
+                                        f"{parsed['prompt_p50'] + parsed['output_p50']:,} tokens) is over the context "
+                                        f"limit ({limit:,} tokens)")
+    return errors
+
+
+def promise_can_be_kept(parsed: Mapping[str, Any]) -> dict[str, str]:
+    """The card must hold the weights and one request at the limit, and an idle card must keep the promise."""
+    if parsed.get("model") == CUSTOM:
+        return {}
+    stack = stack_of(parsed, tuple(WEIGHTS if f is PRODUCTION_WEIGHTS else f for f in PRODUCTION_FIELDS))
+    if stack is None:
+        return {}
+    problem = _room_for_a_request(stack)
+    if problem:
+        return {"card": problem}
+    longest = min(stack.traffic.prompt_p95, stack.context_limit - 1)
+    alone = timing.prefill_time(stack, longest)
+    if alone.value > stack.promise.ttft_p95_s:
+        return {"ttft": (f"a lone p95 prompt ({longest:,} tokens) takes {alone} to prefill on {stack.card.name}: "
+                             f"no request rate keeps p95 TTFT within {stack.promise.ttft_p95_s:g} s")}
+    step = timing.decode_step(stack, 1, min(stack.traffic.prompt_p50 + stack.traffic.output_p50, stack.context_limit))
+    if step.time.value > stack.promise.itl_p95_s:
+        return {"itl": (f"one sequence alone takes {step.time} a step on {stack.card.name}: no request rate keeps "
+                            f"p95 ITL within {1000 * stack.promise.itl_p95_s:g} ms")}
+    return {}
+
+
+def latency_vs_rate(namespace: Facts) -> dict:
+    """p95 TTFT and ITL, throughput and goodput against request rate, from the simulated stream."""
+    from .production import latency_curves
+    return latency_curves(namespace.stack)
+
+
+PRODUCTION = Calculator(
+    name="production",
+    label="Goodput, the knee and the bill",
+    fields=PRODUCTION_FIELDS,
+    checks=(traffic_in_order, promise_can_be_kept),
+    curves={"latency-vs-rate": latency_vs_rate},
+)
+
 CALCULATORS: dict[str, Calculator] = {c.name: c for c in (CAPACITY, PHASES, JOURNEY, HARDWARE, TOKENS, ANATOMY,
                                                            ATTENTION, POSITION, NUMBER_FORMATS, PRECISION, CACHE_OPS,
                                                            LAUNCH, SAMPLING, SPECULATIVE, PLANNING,
-                                                           PARALLEL)}
+                                                           PARALLEL, PRODUCTION)}
 
 
 def run_json(request: str) -> str:

@@ -306,6 +306,7 @@ SECTIONS: dict[str, Callable[[Stack, "Facts"], object]] = {
     "startup": lambda stack, made: _startup(stack),
     "sampling": lambda stack, made: _sampling(stack),
     "speculative": lambda stack, made: _speculative(stack),
+    "production": lambda stack, made: _production(stack),
 }
 
 
@@ -412,6 +413,11 @@ def _sampling(stack: Stack) -> object:
 def _speculative(stack: Stack) -> object:
     from . import speculative
     return speculative.section(stack)
+
+
+def _production(stack: Stack) -> object:
+    from . import production
+    return production.section(stack)
 
 
 class Facts(Mapping[str, object]):

@@ -551,3 +551,21 @@ TARGET = ChoiceField("model", "Target model",
                      {k: CATALOGUE[k].name for k in ("llama-3.1-8b", "llama-3.1-70b", "llama-3.1-405b")},
                      current=lambda s: _key(CATALOGUE, s.model), apply=lambda s, key: replace(s, model=CATALOGUE[key]),
                      hint="Llama 3.1: the drafters share its tokenizer")
+
+
+# Document 15: the traffic, the promise, the price and the simulated stream (calc.stack.Traffic,
+# Promise, Pricing, Serving).
+def _default_batched_tokens(stack: Stack) -> int:
+    from .launch import default_max_num_batched_tokens
+    return default_max_num_batched_tokens(stack.card)
+
+
+OUTPUT_P95 = NumberField("output_p95", "Output p95", 1, 1_000_000, True, "tokens", current=lambda s: s.traffic.output_long,
+                         apply=_traffic("output_long"))
+STREAM_SEED = NumberField("seed", "Seed", 0, 1_000_000_000, True, "", current=lambda s: s.stream.seed,
+                          apply=lambda s, v: replace(s, stream=replace(s.stream, seed=v)),
+                          hint="the same seed draws the same requests")
+STEP_TOKENS = NumberField("step_tokens", "Token budget per step", 16, 1_000_000, True, "tokens",
+                          current=lambda s: s.serving.max_num_batched_tokens or _default_batched_tokens(s),
+                          apply=lambda s, v: replace(s, serving=replace(s.serving, max_num_batched_tokens=v)),
+                          hint="--max-num-batched-tokens: the largest prefill chunk")

@@ -218,6 +218,30 @@ class Headroom:
 
 
 @dataclass(frozen=True)
+class Stream:
+    """Document 15's simulated stream, and what starting a replica costs: named assumptions.
+
+    `seed`: the generator the arrivals and lengths are drawn from (Python's random.Random, the same
+    Mersenne Twister in CPython and Pyodide). `requests`: arrivals simulated at each request rate,
+    of which the first `warm_up` share is discarded before anything is measured. `storage_gb_per_s`:
+    the rate a cold replica reads its weights at (an assumption: one local NVMe drive, PCIe 4.0 x4,
+    reads sequentially at about 7 GB/s by its datasheet; safetensors loading reaches a fraction, so
+    2 GB/s is taken; object storage over the network is usually slower). `engine_start_s`: what a
+    vLLM replica spends after the weights are in memory, profiling the activation peak, compiling
+    and capturing CUDA graphs (an assumption: vLLM logs each phase at start-up, "Graph capturing
+    finished in … secs"; tens of seconds for an 8B model is typical; measure yours). The scheduler's
+    caps, `max_num_seqs` and `max_num_batched_tokens`, are document 12's (`Serving`), vLLM's defaults
+    for the card unless a launch line sets them.
+    """
+
+    seed: int = 1
+    requests: int = 300
+    warm_up: float = 0.2
+    storage_gb_per_s: float = 2.0
+    engine_start_s: float = 60.0
+
+
+@dataclass(frozen=True)
 class Stack:
     """A model on a card under an engine, with the traffic it must carry and what it promises."""
 
@@ -245,6 +269,7 @@ class Stack:
     serving: Serving = Serving()  # document 12: what the engine's launch line sets
     sampling: Sampling = Sampling()  # document 13: the sampling explorer's logits and parameters
     speculation: Speculation = Speculation()  # document 13: speculative decoding's assumptions
+    stream: Stream = Stream()  # document 15: the simulated stream and a replica's cold start
 
 
 REFERENCE = Stack(

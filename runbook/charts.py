@@ -3,6 +3,7 @@ from __future__ import annotations
 
 from typing import Any, Callable, Mapping
 
+from calc.calculators import latency_vs_rate as latency_vs_rate_data
 from calc.calculators import cache_share as cache_share_data
 from calc.calculators import step_vs_batch as step_vs_batch_data
 from calc.calculators import journey_shares as journey_shares_data
@@ -486,6 +487,44 @@ def speculative_batch(namespace: Mapping[str, Any]) -> dict[str, Any]:
     }
 
 
+LATENCY_STYLES = [
+    {"line": {"color": "#b45309", "width": 3}, "mode": "lines+markers", "marker": {"size": 7},
+     "hovertemplate": "%{x:.2f} req/s: %{y:,.0f} ms<extra>p95 TTFT</extra>"},
+    {"line": {"color": "#0f766e", "width": 3}, "mode": "lines+markers", "marker": {"size": 7, "symbol": "diamond"},
+     "hovertemplate": "%{x:.2f} req/s: %{y:,.1f} ms<extra>p95 ITL</extra>"},
+    {"line": {"color": "#b45309", "width": 2, "dash": "dash"}, "mode": "lines", "hoverinfo": "skip"},
+    {"line": {"color": "#0f766e", "width": 2, "dash": "dash"}, "mode": "lines", "hoverinfo": "skip"},
+    {"line": {"color": "#a8a29e", "width": 2}, "mode": "lines+markers", "marker": {"size": 5}, "yaxis": "y2",
+     "hovertemplate": "%{x:.2f} req/s: %{y:,.0f} tok/s<extra>throughput</extra>"},
+    {"line": {"color": "#7c3aed", "width": 3}, "mode": "lines+markers", "marker": {"size": 7, "symbol": "square"},
+     "yaxis": "y2", "hovertemplate": "%{x:.2f} req/s: %{y:,.0f} tok/s<extra>goodput</extra>"},
+]
+
+
+def latency_vs_rate(namespace: Mapping[str, Any]) -> dict[str, Any]:
+    """p95 TTFT and ITL against request rate on a log scale with their SLOs dashed (left), and
+    throughput and goodput in tokens per second (right), all from the simulated stream."""
+    data = latency_vs_rate_data(namespace)
+    series = [{**curve, **style, "type": "scatter"} for curve, style in zip(data["curves"], LATENCY_STYLES, strict=True)]
+    return {
+        "data": series,
+        "layout": {
+            "xaxis": {"title": {"text": "request rate, one replica (req/s)"}, "gridcolor": "#e7e5e4", "rangemode": "tozero"},
+            "yaxis": {"title": {"text": "p95 latency (ms, log); SLOs dashed"}, "type": "log", "gridcolor": "#e7e5e4"},
+            "yaxis2": {"title": {"text": "tokens per second (violet: goodput)"}, "overlaying": "y", "side": "right",
+                       "tickformat": ",.0f", "nticks": 6,
+                       "rangemode": "tozero", "showgrid": False},
+            "legend": {"orientation": "h", "y": -0.25, "x": 0},
+            "margin": {"l": 64, "r": 64, "t": 16, "b": 120},
+            **PAGE_STYLE,
+            "height": 460,
+        },
+        "table": {"columns": ["req/s", "p95 TTFT (ms)", "p95 ITL (ms)", "throughput (tok/s)", "goodput (tok/s)",
+                              "met both SLOs", "preemptions"],
+                  "rows": data["rows"]},
+    }
+
+
 CHARTS: dict[str, Callable[[Mapping[str, Any]], dict[str, Any]]] = {
     "precision-grid": precision_grid,
     "swap-vs-recompute": swap_vs_recompute,
@@ -503,6 +542,7 @@ CHARTS: dict[str, Callable[[Mapping[str, Any]], dict[str, Any]]] = {
     "sampling-filters": sampling_filters,
     "speculative-speedup": speculative_speedup,
     "speculative-batch": speculative_batch,
+    "latency-vs-rate": latency_vs_rate,
 }
 
 
