@@ -13,7 +13,7 @@ from .facts import Facts, facts
 from .fields import (CUSTOM, ACTIVATIONS, ATTENTION_LIMIT, ATTENTION_SETTING, BANDWIDTH, BATCH, BLOCK_SIZE, CARD, CHARACTERS,
                      CONTEXT_LIMIT, CONVERSATION, HEAD_DIM, HELD, HIGH_FREQ, HIT_RATE, KV, LINK, LOW_FREQ, MFU, MODEL,
                      NUMBER, ORIGINAL, OUTPUT, PREFIX, PROMPT, REACH, ROPE_FACTOR, ROPE_THETA, ROPE_TYPE, SPREAD, TEXT_KIND,
-                     UTILISATION, WEIGHTS, NumberField, beyond_positions)
+                     UTILISATION, WEIGHTS, RATE, NumberField, beyond_positions)
 from .roofline import cache_share_curves, chart_rows, decode_read
 from .stack import REFERENCE, Stack
 from .units import PERCENT, grouped
@@ -305,8 +305,41 @@ CACHE_OPS = Calculator(
     curves={"swap-vs-recompute": swap_vs_recompute},
 )
 
+START_FIELDS = (MODEL, CARD, WEIGHTS, KV, CONTEXT_LIMIT, RATE, PROMPT, OUTPUT)
+
+
+def request_runs(parsed: Mapping[str, Any]) -> dict[str, str]:
+    """Document 00's request must fit the context limit, the model's positions and, with its cache, the card."""
+    if {"prompt", "output", "context_limit"} <= parsed.keys() \
+            and parsed["prompt"] + parsed["output"] > parsed["context_limit"]:
+        return {"output": (f"prompt + output is {parsed['prompt'] + parsed['output']:,} tokens, over the context "
+                           f"limit ({parsed['context_limit']:,} tokens)")}
+    stack = stack_of(parsed, START_FIELDS)
+    if stack is None:
+        return {}
+    from . import journey
+    problem = journey.fits(stack, parsed["prompt"], parsed["output"])
+    return {"prompt": problem} if problem else {}
+
+
+def start_load(namespace: Facts) -> dict:
+    """Each phase's card load, whole GPUs and $ per M tokens at request rates around the stack's own."""
+    from .start import load_curves, load_rows
+    curves = load_curves(namespace.stack)
+    return {"curves": curves, "rows": load_rows(curves)}
+
+
+START = Calculator(
+    name="start",
+    label="The reference stack, every track on one screen",
+    fields=START_FIELDS,
+    checks=(request_runs,),
+    curves={"start-load": start_load},
+)
+
 CALCULATORS: dict[str, Calculator] = {c.name: c for c in (CAPACITY, PHASES, JOURNEY, HARDWARE, TOKENS, ANATOMY,
-                                                           ATTENTION, POSITION, NUMBER_FORMATS, PRECISION, CACHE_OPS)}
+                                                           ATTENTION, POSITION, NUMBER_FORMATS, PRECISION, CACHE_OPS,
+                                                           START)}
 
 
 def run_json(request: str) -> str:

@@ -298,6 +298,7 @@ SECTIONS: dict[str, Callable[[Stack, "Facts"], object]] = {
     "number": lambda stack, made: _number(stack),
     "precision": lambda stack, made: _precision(stack),
     "cacheops": lambda stack, made: _cacheops(stack),
+    "start": lambda stack, made: _start(stack, made),
 }
 
 
@@ -365,6 +366,11 @@ def _precision(stack: Stack) -> object:
 def _cacheops(stack: Stack) -> object:
     from . import cacheops
     return cacheops.section(stack)
+
+
+def _start(stack: Stack, made: "Facts") -> object:
+    from . import start
+    return start.section(stack, made)
 
 
 class Facts(Mapping[str, object]):

@@ -12,6 +12,7 @@ from calc.calculators import attention_dial as attention_dial_data
 from calc.calculators import rope_wavelengths as rope_wavelengths_data
 from calc.calculators import precision_grid as precision_grid_data
 from calc.calculators import swap_vs_recompute as swap_vs_recompute_data
+from calc.calculators import start_load as start_load_data
 from calc.journey import SHARE_CURVE_OUTPUTS
 from calc.hardware import roofline_curves
 from calc.roofline import CURVE_BATCHES
@@ -313,6 +314,41 @@ def swap_vs_recompute(namespace: Mapping[str, Any]) -> dict[str, Any]:
     }
 
 
+def start_load(namespace: Mapping[str, Any]) -> dict[str, Any]:
+    """Card load by phase (stacked bars), the whole GPUs it rounds up to, and $ per M tokens (right axis), by request rate."""
+    data = start_load_data(namespace)
+    prefill, decode, gpus, dollars = data["curves"]
+    categories = [f"{x:g}/s" for x in prefill["x"]]
+    series = [
+        {**prefill, "x": categories, "type": "bar", "marker": {"color": "#0f766e"},
+         "hovertemplate": "%{x}: %{y:.2f} cards<extra>prefill</extra>"},
+        {**decode, "x": categories, "type": "bar", "marker": {"color": "#7c3aed"},
+         "hovertemplate": "%{x}: %{y:.2f} cards<extra>decode</extra>"},
+        {**gpus, "x": categories, "type": "scatter", "mode": "markers", "marker": {"color": "#1c1917", "size": 12, "symbol": "line-ew-open",
+                                                                                    "line": {"width": 3}},
+         "hovertemplate": "%{x}: %{y} GPUs<extra>whole GPUs</extra>"},
+        {**dollars, "x": categories, "type": "scatter", "mode": "lines+markers", "yaxis": "y2",
+         "line": {"color": "#b45309", "width": 3}, "marker": {"size": 8, "symbol": "diamond"},
+         "hovertemplate": "%{x}: $%{y:.3f} per M tokens<extra>unit cost</extra>"},
+    ]
+    return {
+        "data": series,
+        "layout": {
+            "barmode": "stack",
+            "xaxis": {"title": {"text": "requests per second"}, "type": "category"},
+            "yaxis": {"title": {"text": "cards (log scale)"}, "type": "log", "gridcolor": "#e7e5e4"},
+            "yaxis2": {"title": {"text": "$ per M generated tokens (amber)"}, "overlaying": "y", "side": "right",
+                       "rangemode": "tozero", "showgrid": False},
+            "legend": {"orientation": "h", "y": 1.16, "x": 0},
+            "margin": {"l": 64, "r": 72, "t": 56, "b": 56},
+            **PAGE_STYLE,
+            "height": 420,
+        },
+        "table": {"columns": ["requests/s", "prefill cards", "decode cards", "whole GPUs", "$ per M tokens"],
+                  "rows": data["rows"]},
+    }
+
+
 CHARTS: dict[str, Callable[[Mapping[str, Any]], dict[str, Any]]] = {
     "precision-grid": precision_grid,
     "swap-vs-recompute": swap_vs_recompute,
@@ -324,6 +360,7 @@ CHARTS: dict[str, Callable[[Mapping[str, Any]], dict[str, Any]]] = {
     "roofline": roofline,
     "vocabulary-share": vocabulary_share,
     "anatomy-shares": anatomy_shares,
+    "start-load": start_load,
 }
 
 
