@@ -305,7 +305,14 @@ CACHE_OPS = Calculator(
     curves={"swap-vs-recompute": swap_vs_recompute},
 )
 
-START_FIELDS = (MODEL, CARD, WEIGHTS, KV, CONTEXT_LIMIT, RATE, PROMPT, OUTPUT)
+def _output_sets_conversation(stack: Stack, output: int) -> Stack:
+    """Document 00 sizes the paged case on the request it times: its conversation is prompt + output."""
+    stack = OUTPUT.apply(stack, output)
+    return replace(stack, typical_conversation=stack.workload.prompt + output)
+
+
+START_FIELDS = (MODEL, CARD, WEIGHTS, KV, CONTEXT_LIMIT, RATE, PROMPT,
+                replace(OUTPUT, apply=_output_sets_conversation))
 
 
 def request_runs(parsed: Mapping[str, Any]) -> dict[str, str]:

@@ -356,6 +356,6 @@ HIT_RATE = NumberField("hit_rate", "Hit rate", 0, 100, False, "%", places=0, cur
 LINK = NumberField("link", "Host link achieved", 1, 100, False, "%", places=0,
                    current=lambda s: 100 * s.cache.link_fraction, apply=_cache("link_fraction", 100),
                    hint="share of the PCIe rate a copy reaches")
-RATE = NumberField("rate", "Request rate", 0.01, 100_000, False, "requests/s", places=0,
+RATE = NumberField("rate", "Request rate", 1, 100_000, True, "requests/s",
                    current=lambda s: s.traffic.requests_per_s,
                    apply=lambda s, v: replace(s, traffic=replace(s.traffic, requests_per_s=v)))

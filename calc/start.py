@@ -15,14 +15,14 @@ from dataclasses import dataclass
 
 from . import roofline, timing
 from .stack import Stack
-from .units import COUNT, SECONDS, TOKENS, Result, Unit, given, grouped
+from .units import COUNT, SECONDS, TOKENS, Result, Unit, given, grouped, plain
 
 SECONDS_PER_HOUR = 3_600
 
 DOLLARS_PER_HOUR = Unit("USD per hour", 1, "/h", 2, spaced=False, prefix="$")
 DOLLARS_PER_MILLION = Unit("USD per million tokens", 1e-6, "per M tokens", 3, prefix="$")
 TOKENS_PER_HOUR = Unit("tokens per hour", 1e6, "M tokens/h", 1)
-CARDS = Unit("cards", 1, "cards", 2)
+CARDS = Unit("cards", 1, "cards", 2, significant=3)
 
 # The six formulas document 00 asks a reader to write from memory (the cache formula is kvcache.FORMULA).
 WEIGHTS_FORMULA = "bytes = parameters × bytes_per_parameter"
@@ -47,11 +47,15 @@ class Fleet:
     per_million: Result
 
 
+def gpu_count(value: int) -> str:
+    return f"{grouped(value)} GPU" if value == 1 else f"{grouped(value)} GPUs"
+
+
 def in_flight(rate: float, request: Result) -> Result:
     """Little's law: requests arriving per second × seconds each spends in the system."""
     value = rate * request.value
     return Result(value, COUNT, formula="requests per second × seconds per request (Little's law)",
-                  worked=f"{grouped(rate)} /s × {SECONDS.precise(request.value)} = {COUNT.show(value)} in flight")
+                  worked=f"{plain(rate)} /s × {SECONDS.precise(request.value)} = {COUNT.show(value)} in flight")
 
 
 def cards_by_memory(in_flight: Result, users_per_card: Result) -> Result:
@@ -59,20 +63,20 @@ def cards_by_memory(in_flight: Result, users_per_card: Result) -> Result:
     admits at this length. A lower bound, since it charges prefill no time at all."""
     value = max(math.ceil(round(in_flight.value / max(users_per_card.value, 1), 9)), 1)
     return Result(value, COUNT, formula="⌈requests in flight ÷ users one card admits⌉",
-                  worked=f"⌈{in_flight.number()} ÷ {users_per_card.number()}⌉ = {value} GPUs")
+                  worked=f"⌈{in_flight.operand} ÷ {users_per_card.number()}⌉ = {gpu_count(value)}")
 
 
 def card_load(prefill_cards: Result, decode_cards: Result) -> Result:
     """Card-seconds per second the two phases ask for, added: prefill and decode share the cards."""
     value = prefill_cards.value + decode_cards.value
     return Result(value, CARDS, formula="prefill card-seconds per second + decode card-seconds per second",
-                  worked=f"{prefill_cards.number(3)} + {decode_cards.number(3)} = {CARDS.show(value)}")
+                  worked=f"{CARDS.precise(prefill_cards.value)} + {CARDS.precise(decode_cards.value)} = {CARDS.show(value)}")
 
 
 def whole_cards(load: Result) -> Result:
     """Cards come whole: the load rounded up, and at least one."""
     value = max(math.ceil(round(load.value, 9)), 1)
-    return Result(value, COUNT, formula="⌈card load⌉", worked=f"⌈{load.number(3)}⌉ = {value} GPUs")
+    return Result(value, COUNT, formula="⌈card load⌉", worked=f"⌈{load.operand}⌉ = {gpu_count(value)}")
 
 
 def hourly_spend(gpus: Result, gpu_hour_usd: float) -> Result:
@@ -86,14 +90,14 @@ def generated_per_hour(rate: float, output: int) -> Result:
     """Tokens the traffic generates in an hour: the tokens a bill per output token counts."""
     value = rate * output * SECONDS_PER_HOUR
     return Result(value, TOKENS_PER_HOUR, formula="requests per second × output tokens × 3,600 s",
-                  worked=f"{grouped(rate)} × {grouped(output)} × {grouped(SECONDS_PER_HOUR)} = {grouped(round(value))} tokens/h")
+                  worked=f"{plain(rate)} × {grouped(output)} × {grouped(SECONDS_PER_HOUR)} = {grouped(round(value))} tokens/h")
 
 
 def cost_per_million(spend: Result, tokens_per_hour: Result) -> Result:
     """Dollars per hour ÷ tokens per hour, scaled to a million tokens."""
     value = spend.value / tokens_per_hour.value
     return Result(value, DOLLARS_PER_MILLION, formula=COST_FORMULA,
-                  worked=(f"{spend} ÷ {grouped(round(tokens_per_hour.value))} tokens/h × 10⁶ = "
+                  worked=(f"{spend} ÷ {grouped(round(tokens_per_hour.value))} tokens/h × 1,000,000 = "
                           f"{DOLLARS_PER_MILLION.show(value)}"))
 
 

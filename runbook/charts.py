@@ -336,9 +336,9 @@ def start_load(namespace: Mapping[str, Any]) -> dict[str, Any]:
         "layout": {
             "barmode": "stack",
             "xaxis": {"title": {"text": "requests per second"}, "type": "category"},
-            "yaxis": {"title": {"text": "cards (log scale)"}, "type": "log", "gridcolor": "#e7e5e4"},
-            "yaxis2": {"title": {"text": "$ per M generated tokens (amber)"}, "overlaying": "y", "side": "right",
-                       "rangemode": "tozero", "showgrid": False},
+            "yaxis": {"title": {"text": "cards"}, "type": "linear", "rangemode": "tozero", "gridcolor": "#e7e5e4"},
+            "yaxis2": {"title": {"text": "$ per M generated tokens (amber)"}, "type": "linear", "overlaying": "y",
+                       "side": "right", "rangemode": "tozero", "tickprefix": "$", "tickformat": ".2f", "showgrid": False},
             "legend": {"orientation": "h", "y": 1.16, "x": 0},
             "margin": {"l": 64, "r": 72, "t": 56, "b": 56},
             **PAGE_STYLE,
