@@ -167,7 +167,7 @@ def load_curves(stack: Stack) -> list[dict]:
     runs = [facts(replace(stack, traffic=replace(stack.traffic, requests_per_s=r))) for r in rates]
     loads = [run["workload"]["load"] for run in runs]
     fleets = [run["start"]["fleet"] for run in runs]
-    x = [round(r, 3) for r in rates]
+    x = [f"{plain(r)}/s" for r in rates]  # categories: the page redraws these as they are
     return [
         {"name": "prefill (card-seconds per second)", "x": x, "y": [round(load["prefill_cards"].value, 3) for load in loads]},
         {"name": "decode (card-seconds per second)", "x": x, "y": [round(load["decode_cards"].value, 3) for load in loads]},
@@ -178,5 +178,5 @@ def load_curves(stack: Stack) -> list[dict]:
 
 def load_rows(curves: list[dict]) -> list[list[str]]:
     """The chart's data table: one row per request rate."""
-    return [[f"{x:g}", f"{curves[0]['y'][i]:.2f}", f"{curves[1]['y'][i]:.2f}", str(curves[2]['y'][i]),
+    return [[x, f"{curves[0]['y'][i]:.2f}", f"{curves[1]['y'][i]:.2f}", str(curves[2]['y'][i]),
              f"${curves[3]['y'][i]:.3f}"] for i, x in enumerate(curves[0]["x"])]

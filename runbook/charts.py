@@ -318,16 +318,15 @@ def start_load(namespace: Mapping[str, Any]) -> dict[str, Any]:
     """Card load by phase (stacked bars), the whole GPUs it rounds up to, and $ per M tokens (right axis), by request rate."""
     data = start_load_data(namespace)
     prefill, decode, gpus, dollars = data["curves"]
-    categories = [f"{x:g}/s" for x in prefill["x"]]
     series = [
-        {**prefill, "x": categories, "type": "bar", "marker": {"color": "#0f766e"},
+        {**prefill, "type": "bar", "marker": {"color": "#0f766e"},
          "hovertemplate": "%{x}: %{y:.2f} cards<extra>prefill</extra>"},
-        {**decode, "x": categories, "type": "bar", "marker": {"color": "#7c3aed"},
+        {**decode, "type": "bar", "marker": {"color": "#7c3aed"},
          "hovertemplate": "%{x}: %{y:.2f} cards<extra>decode</extra>"},
-        {**gpus, "x": categories, "type": "scatter", "mode": "markers", "marker": {"color": "#1c1917", "size": 12, "symbol": "line-ew-open",
+        {**gpus, "type": "scatter", "mode": "markers", "marker": {"color": "#1c1917", "size": 12, "symbol": "line-ew-open",
                                                                                     "line": {"width": 3}},
          "hovertemplate": "%{x}: %{y} GPUs<extra>whole GPUs</extra>"},
-        {**dollars, "x": categories, "type": "scatter", "mode": "lines+markers", "yaxis": "y2",
+        {**dollars, "type": "scatter", "mode": "lines+markers", "yaxis": "y2",
          "line": {"color": "#b45309", "width": 3}, "marker": {"size": 8, "symbol": "diamond"},
          "hovertemplate": "%{x}: $%{y:.3f} per M tokens<extra>unit cost</extra>"},
     ]

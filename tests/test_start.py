@@ -103,9 +103,11 @@ def test_every_worked_line_redoes_by_hand(start):
 def test_the_chart_scales_the_load_with_the_rate():
     curves = START.curves["start-load"](facts())["curves"]
     prefill_cards, decode_cards, gpus, dollars = curves
-    reference = prefill_cards["x"].index(RATE)
-    for i, rate in enumerate(prefill_cards["x"]):
-        scale = rate / RATE
+    from calc.start import RATE_MULTIPLES
+    reference = RATE_MULTIPLES.index(1)
+    assert prefill_cards["x"][reference] == f"{RATE:g}/s"
+    for i, scale in enumerate(RATE_MULTIPLES):
+        rate = scale * RATE
         assert prefill_cards["y"][i] == pytest.approx(scale * prefill_cards["y"][reference], abs=1e-3)
         assert gpus["y"][i] == max(math.ceil(prefill_cards["y"][i] + decode_cards["y"][i] - 1e-3), 1)
         assert dollars["y"][i] == pytest.approx(
