@@ -6,6 +6,8 @@
     python build.py --out DIR    somewhere other than site/
     python build.py --content D  from another content folder (a draft, a test case)
     python build.py --facts      every name content can refer to, with its value
+    python build.py --serve      build, serve on localhost, rebuild and reload on every change
+    python build.py --pdf        also print the edition and each quick learn to PDF (Chromium)
 
 A fault in content stops the build with `file:line: what is wrong` and leaves site/ as it was.
 """
@@ -14,6 +16,7 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+import tempfile
 import time
 from pathlib import Path
 
@@ -32,7 +35,10 @@ from runbook.inline import NotSelfContained, check_self_contained, inline_assets
 from runbook.links import check_once_in_the_runbook, link_documents
 from runbook.pages import Page, read_page
 from runbook.pdf import PrintError, print_site
+from runbook.provenance import Explainer, Provenance, deriving_documents
 from runbook.register import Namespace, counts, gathered, register_page
+from runbook.search import search_index
+from runbook.serve import serve
 from runbook.tokens import StaleCounts, check as check_token_counts
 from runbook.vendor import VendorError, packed
 from runbook.write import write_site
@@ -120,18 +126,19 @@ def _uses(pages: list[Page], directive: str) -> bool:
     return any(t.type == "directive" and t.info == directive for page in pages for t in page.tokens)
 
 
-def render(page: Page, catalogue: Catalogue, md, jinja: Environment) -> None:
+def render(page: Page, catalogue: Catalogue, md, jinja: Environment, explain: "Explainer") -> None:
     previous, following = catalogue.neighbours(page.entry.number)
     charts = {chart["id"]: {"data": chart["data"], "layout": chart["layout"]} for chart in page.charts}
     page.html = jinja.get_template("document.html.j2").render(
         catalogue=catalogue, previous=previous, next=following, csp=CSP,
         **render_parts(page, md, {"jinja": jinja, "catalogue": catalogue}),
         charts=bool(charts), charts_json=Markup(_script_json(charts)),
-        calculator=_uses([page], "calculator"), tokenizer=_uses([page], "tokenizer"),
+        calculator=_uses([page], "calculator"), tokenizer=_uses([page], "tokenizer"), note=_uses([page], "note"),
+        provenance_packed=packed(explain([page]).encode("utf-8"), "provenance.json"),
     )
 
 
-def render_edition(pages: list[Page], catalogue: Catalogue, md, jinja: Environment) -> str:
+def render_edition(pages: list[Page], catalogue: Catalogue, md, jinja: Environment, explain: "Explainer") -> str:
     """Every document in reading order in one file, on one copy of the runtime: the file a reader keeps."""
     articles = [render_parts(page, md, {"jinja": jinja, "edition": page.entry.number, "catalogue": catalogue})
                 for page in pages]
@@ -142,7 +149,8 @@ def render_edition(pages: list[Page], catalogue: Catalogue, md, jinja: Environme
         catalogue=catalogue, csp=CSP, articles=articles, edition=True,
         documents_packed=packed(documents.encode("utf-8"), "edition-documents.html"),
         charts=bool(charts), charts_json=Markup(_script_json(charts)),
-        calculator=_uses(pages, "calculator"), tokenizer=_uses(pages, "tokenizer"),
+        calculator=_uses(pages, "calculator"), tokenizer=_uses(pages, "tokenizer"), note=_uses(pages, "note"),
+        provenance_packed=packed(explain(pages).encode("utf-8"), "provenance.json"),
     )
 
 
@@ -156,8 +164,10 @@ def _script_json(data: object) -> str:
     return json.dumps(data, sort_keys=True, separators=(",", ":"), ensure_ascii=False).replace("</", "<\\/")
 
 
-def build(content: Path, out: Path, only: str | None = None, templates: Path = ROOT / "templates") -> dict[str, bytes]:
-    """Run every stage; return what was written, by file name."""
+def build(content: Path, out: Path, only: str | None = None, templates: Path = ROOT / "templates",
+          attachments: dict[str, bytes] | None = None) -> dict[str, bytes]:
+    """Run every stage; return what was written, by file name. `attachments` (the PDFs) are written
+    with the site and offered on its contents page."""
     catalogue, pages = read(content, only)
     if (content / "samples").is_dir():
         check_token_counts(content / "samples")
@@ -170,6 +180,9 @@ def build(content: Path, out: Path, only: str | None = None, templates: Path = R
     holder = register_page(pages)
     namespace = Namespace(counts(pages, holder))
     jinja = make_jinja(templates, namespace)
+    jinja.globals["search_json"] = Markup(search_index(pages, catalogue))
+    explain = Explainer(Provenance(namespace), namespace, deriving_documents(pages),
+                        {e.number: [e.title, e.output_name] for e in catalogue.entries if e.written})
     chosen = [page for page in pages if only is None or page.entry.number == only]
     by_number = {page.entry.number: page for page in pages}
     for page in pages if holder in chosen else chosen:  # the register draws every document's corrections
@@ -179,11 +192,12 @@ def build(content: Path, out: Path, only: str | None = None, templates: Path = R
         fill_register(holder, gathered(pages, holder))
     outputs: dict[str, bytes] = {}
     for page in chosen:
-        render(page, catalogue, md, jinja)
+        render(page, catalogue, md, jinja, explain)
         outputs[page.entry.output_name] = inline_assets(page.html, templates).encode("utf-8")
     if only is None:
-        edition = inline_assets(render_edition(pages, catalogue, md, jinja), templates)
+        edition = inline_assets(render_edition(pages, catalogue, md, jinja, explain), templates)
         outputs[EDITION] = edition.encode("utf-8")
+        outputs.update(attachments or {})
         files = {name: len(data) for name, data in outputs.items()}
         outputs["index.html"] = inline_assets(render_index(catalogue, jinja, files), templates).encode("utf-8")
     write_site(outputs, out, replace_all=only is None)
@@ -196,6 +210,10 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--out", type=Path, default=ROOT / "site", help="output folder (default: site/)")
     parser.add_argument("--content", type=Path, default=ROOT / "content", help="content folder (default: content/)")
     parser.add_argument("--facts", action="store_true", help="list every name content can refer to, and stop")
+    parser.add_argument("--serve", action="store_true",
+                        help="build, serve the site on localhost, rebuild on every change to content/, calc/ or "
+                             "templates/, and reload the open page")
+    parser.add_argument("--port", type=int, default=8000, help="the port --serve listens on (0: any free port)")
     parser.add_argument("--pdf", action="store_true",
                         help="also print the edition (deep read) and each document (quick learn) to PDF with Chromium")
     args = parser.parse_args(argv)
@@ -203,45 +221,37 @@ def main(argv: list[str] | None = None) -> int:
         for path, value in leaves(facts()):
             print(f"{{{{ {path} }}}}  =  {show(value)}" + (f"    [{value.worked}]" if isinstance(value, Result) else ""))
         return 0
+    if args.serve:
+        command = [sys.executable, str(Path(__file__).resolve()), "--out", str(args.out), "--content", str(args.content)]
+        serve(command, args.out, [args.content, ROOT / "calc", ROOT / "templates"], args.port)
+        return 0
+    if args.pdf and args.doc:
+        parser.error("--pdf prints the whole runbook; leave out --doc")
     started = time.perf_counter()
     try:
-        outputs = build(args.content, args.out, args.doc)
+        outputs = build_with_pdfs(args.content, args.out) if args.pdf else build(args.content, args.out, args.doc)
     except ContentError as err:
         print(f"{_relative(err.path)}:{err.line}: {err.message}", file=sys.stderr)
         print("build stopped; the previous site is untouched", file=sys.stderr)
         return 1
-    except (VendorError, NotSelfContained, StaleCounts) as err:
+    except (VendorError, NotSelfContained, StaleCounts, PrintError) as err:
         print(f"build.py: {err}", file=sys.stderr)
         print("build stopped; the previous site is untouched", file=sys.stderr)
         return 1
     for name, data in sorted(outputs.items()):
         print(f"wrote {_relative(args.out / name)}  {len(data):,} bytes")
     print(f"built {len(outputs)} file(s) in {time.perf_counter() - started:.2f} s")
-    if args.pdf:
-        return print_pdfs(args)
     return 0
 
 
-def print_pdfs(args: argparse.Namespace) -> int:
-    """The PDFs, then the contents page again, now listing them."""
-    if args.doc:
-        print("build.py: --pdf prints the whole runbook; leave out --doc", file=sys.stderr)
-        return 2
-    started = time.perf_counter()
-    catalogue = read_catalogue(args.content)
-    try:
-        pdfs = print_site(args.out, catalogue, EDITION)
-    except PrintError as err:
-        print(f"build.py: {err}", file=sys.stderr)
-        return 1
-    for name, size in sorted(pdfs.items()):
-        print(f"wrote {_relative(args.out / name)}  {size:,} bytes")
-    files = {p.name: p.stat().st_size for p in args.out.iterdir() if p.suffix in (".html", ".pdf")}
-    jinja = make_jinja(ROOT / "templates", facts())
-    index = inline_assets(render_index(catalogue, jinja, files), ROOT / "templates").encode("utf-8")
-    write_site({"index.html": index}, args.out, replace_all=False)
-    print(f"printed {len(pdfs)} PDF(s) in {time.perf_counter() - started:.1f} s")
-    return 0
+def build_with_pdfs(content: Path, out: Path) -> dict[str, bytes]:
+    """Print a draft build to PDF with Chromium, then write the site with the PDFs in it, all at
+    once, as every build is written, its contents page listing them."""
+    with tempfile.TemporaryDirectory() as tmp:
+        draft = Path(tmp) / "site"
+        build(content, draft)
+        pdfs = print_site(draft, read_catalogue(content), EDITION)
+    return build(content, out, attachments=pdfs)
 
 
 def _relative(path: Path) -> str:

@@ -10,10 +10,12 @@ from . import kvcache, operations, timing
 from .anatomy import itemised
 from .calculator import Calculator
 from .facts import Facts, facts
-from .fields import (CUSTOM, ACTIVATIONS, ATTENTION_LIMIT, ATTENTION_SETTING, BANDWIDTH, BATCH, BLOCK_SIZE, CARD, CHARACTERS,
+from .fields import (CUSTOM, COMMAND, ACTIVATIONS, ATTENTION_LIMIT, ATTENTION_SETTING, BANDWIDTH, BATCH, BLOCK_SIZE, CARD, CHARACTERS,
                      CONTEXT_LIMIT, CONVERSATION, HEAD_DIM, HELD, HIGH_FREQ, HIT_RATE, KV, LINK, LOW_FREQ, MFU, MODEL,
                      NUMBER, ORIGINAL, OUTPUT, PREFIX, PROMPT, REACH, ROPE_FACTOR, ROPE_THETA, ROPE_TYPE, SPREAD, TEXT_KIND,
-                     UTILISATION, WEIGHTS, RATE, NumberField, beyond_positions)
+                     UTILISATION, WEIGHTS, NumberField, beyond_positions)
+from .fields import ACCEPTANCE, DRAFTED, DRAFTER, LOGITS, MIN_P, SEED, SPEC_BATCH, TARGET, TEMPERATURE, TOP_K, TOP_P
+from .fields import AVERAGE_LOAD, BUSIEST, ITL, OUTPUT_P50, PRICE, PROMPT_P50, PROMPT_P95, RATE, SPARES, TTFT
 from .roofline import cache_share_curves, chart_rows, decode_read
 from .stack import REFERENCE, Stack
 from .units import PERCENT, grouped
@@ -305,6 +307,130 @@ CACHE_OPS = Calculator(
     curves={"swap-vs-recompute": swap_vs_recompute},
 )
 
+
+PLANNING_FIELDS = (RATE, PROMPT_P50, PROMPT_P95, OUTPUT_P50, TTFT, ITL, MODEL, CARD, WEIGHTS, KV, UTILISATION, BUSIEST,
+                   SPARES, AVERAGE_LOAD, PRICE)
+
+
+def plan_possible(parsed: Mapping[str, Any]) -> dict[str, str]:
+    """Document 14 plans one replica per card: the weights must fit it, a median request's cache must
+    fit what is left, and no number of cards can rescue a promise one card breaks on its own."""
+    if {"prompt_p50", "prompt_p95"} <= parsed.keys() and parsed["prompt_p95"] < parsed["prompt_p50"]:
+        return {"prompt_p95": f"Prompt p95 is below the p50 ({parsed['prompt_p50']:,} tokens): a percentile "
+                              f"cannot fall as it rises"}
+    stack = stack_of(parsed, PLANNING_FIELDS)
+    if stack is None:
+        return {}
+    traffic = stack.traffic
+    beyond = beyond_positions(stack.model, traffic.prompt_p95 + traffic.output_p50)
+    if beyond:
+        return {"prompt_p95": f"{beyond}; a p95 prompt and its output need "
+                              f"{traffic.prompt_p95 + traffic.output_p50:,}"}
+    ladder = kvcache.ladder(stack)
+    if not ladder.weights_fit:
+        return {"card": (f"{stack.model.name}'s weights ({ladder.weights}) and activation reserve do not fit "
+                         f"{stack.card.name}'s pool ({ladder.pool}); this plan puts one replica on one card "
+                         f"(document 11 splits a model across cards)")}
+    from . import planning
+    tokens, per_request, per_replica = planning.median_requests_per_replica(stack)
+    if per_replica.value < 1:
+        return {"prompt_p50": (f"a median request ({tokens}) needs {per_request} of cache, more "
+                               f"than one replica's KV budget ({ladder.kv_budget})")}
+    made = planning.plan(stack)
+    if not made.itl_met:
+        one = timing.decode_step(stack, 1, traffic.prompt_p50 + traffic.output_p50 // 2).time
+        return {"itl": f"one sequence's decode step alone takes {one} on {stack.card.name}: no batch meets an ITL of {stack.promise.itl_p95_s * 1000:g} ms"}
+    if not made.ttft_met:
+        return {"ttft": (f"prefill of a p95 prompt alone takes {made.ttft_p95} on {stack.card.name}: more cards "
+                         f"do not shorten it (chunked or split prefill, document 15)")}
+    return {}
+
+
+def gpus_vs_rate(namespace: Facts) -> dict:
+    from .planning import gpus_against_rate
+    return gpus_against_rate(namespace.stack)
+
+
+PLANNING = Calculator(
+    name="planning",
+    label="Capacity planner and its note",
+    fields=PLANNING_FIELDS,
+    checks=(plan_possible,),
+    curves={"gpus-vs-rate": gpus_vs_rate},
+)
+
+
+def users_vs_utilisation(namespace: Facts) -> dict:
+    """Users a launch line admits against --gpu-memory-utilization, and the rows of its data table."""
+    from .launch import utilisation_curve
+    curves = utilisation_curve(namespace.stack)
+    rows = [[f"{x:.2f}"] + [grouped(curve["y"][i]) for curve in curves] for i, x in enumerate(curves[0]["x"])]
+    return {"curves": curves, "rows": rows}
+
+
+LAUNCH = Calculator(
+    name="launch",
+    label="What a vLLM launch line reserves",
+    fields=(CARD, COMMAND),
+    curves={"users-vs-utilisation": users_vs_utilisation},
+)
+
+
+def sampling_filters(namespace: Facts) -> dict:
+    """The candidates' probabilities after each step of the sampler, and the rows of its table."""
+    from .sampling import chart, sample
+    return chart(sample(namespace.stack.sampling))
+
+
+SAMPLING = Calculator(
+    name="sampling",
+    label="Sampling explorer: logits to one token",
+    fields=(*LOGITS, TEMPERATURE, MIN_P, TOP_K, TOP_P, SEED),
+    curves={"sampling-filters": sampling_filters},
+)
+
+
+def speculative_speedup(namespace: Facts) -> dict:
+    """Speedup against γ for several acceptance rates, at the chosen drafter's cost."""
+    from .speculative import gamma_curves
+    return gamma_curves(namespace["speculative"]["run"])
+
+
+def speculative_batch(namespace: Facts) -> dict:
+    """Speedup against batch on the time model, beside the rule that ignores the batch."""
+    from .speculative import batch_curves
+    return batch_curves(namespace["speculative"]["run"])
+
+
+def held_within_positions(parsed: Mapping[str, Any]) -> dict[str, str]:
+    """The tokens each sequence holds must fit the model's positions, drafts included."""
+    if "held" not in parsed or "drafted" not in parsed:
+        return {}
+    beyond = beyond_positions(REFERENCE.model, parsed["held"] + parsed["drafted"])
+    return {"held": f"{beyond}, and the drafts come on top of the tokens held"} if beyond else {}
+
+
+def target_fits_the_card(parsed: Mapping[str, Any]) -> dict[str, str]:
+    """The time model prices a model the card serves: its weights must leave room for a cache."""
+    stack = stack_of(parsed, (TARGET, CARD, WEIGHTS))
+    if stack is None:
+        return {}
+    ladder = kvcache.ladder(stack)
+    if ladder.weights_fit:
+        return {}
+    return {"model": (f"{stack.model.name}'s weights ({ladder.weights}) and activation reserve do not fit "
+                      f"{stack.card.name}'s pool ({ladder.pool}): choose a larger card or a smaller precision")}
+
+
+SPECULATIVE = Calculator(
+    name="speculative",
+    label="Speculative decoding: tokens per pass, speedup, and the batch where it stops paying",
+    fields=(ACCEPTANCE, DRAFTED, DRAFTER, SPEC_BATCH, HELD, TARGET, CARD, WEIGHTS),
+    checks=(held_within_positions, target_fits_the_card),
+    curves={"speculative-speedup": speculative_speedup, "speculative-batch": speculative_batch},
+)
+
+
 def _output_sets_conversation(stack: Stack, output: int) -> Stack:
     """Document 00 sizes the paged case on the request it times: its conversation is prompt + output."""
     stack = OUTPUT.apply(stack, output)
@@ -346,7 +472,7 @@ START = Calculator(
 
 CALCULATORS: dict[str, Calculator] = {c.name: c for c in (CAPACITY, PHASES, JOURNEY, HARDWARE, TOKENS, ANATOMY,
                                                            ATTENTION, POSITION, NUMBER_FORMATS, PRECISION, CACHE_OPS,
-                                                           START)}
+                                                           LAUNCH, SAMPLING, SPECULATIVE, PLANNING, START)}
 
 
 def run_json(request: str) -> str:

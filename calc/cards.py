@@ -3,12 +3,14 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from .units import GB_PER_S, GIB_HELD, MIB_REPORTED, MiB, TB, TB_PER_S, TFLOPS, Result, given
+from .units import GB_PER_S, GIB_HELD, MIB_REPORTED, GiB, MiB, TB, TB_PER_S, TFLOPS, Result, given
 
 
 @dataclass(frozen=True)
 class Card:
-    """One accelerator. `reported_mib` is the capacity the runtime sees (nvidia-smi's total)."""
+    """One accelerator. `reported_mib` is nvidia-smi's total; `cuda_gib`, where a start-up log has
+    published it, is the smaller total CUDA reports to a process (torch.cuda.mem_get_info), the one
+    an engine multiplies by its utilisation."""
 
     name: str
     marketed_gb: int
@@ -24,6 +26,8 @@ class Card:
     host_link: str = ""              # the link to the host's memory (document 10's swap and offload tier)
     host_gb_per_s: float = 0.0       # that link's nominal rate in each direction, GB/s
     host_source: str = ""
+    cuda_gib: float = 0.0            # CUDA's total as an engine logs it, in GiB to two places; 0: none published
+    cuda_source: str = ""
 
     @property
     def host_bandwidth(self) -> Result:
@@ -35,6 +39,23 @@ class Card:
         value = self.reported_mib * MiB
         return Result(value, GIB_HELD, formula="reported MiB ÷ 1,024",
                       worked=f"{MIB_REPORTED.show(value)} ÷ 1,024 MiB/GiB = {GIB_HELD.show(value)}")
+
+    @property
+    def cuda_capacity(self) -> Result:
+        """CUDA's total for the card, as a published start-up log prints it: what vLLM multiplies."""
+        return given(self.cuda_gib * GiB, GIB_HELD, "total CUDA reports to the process, as vLLM logs it")
+
+    @property
+    def engine_capacity(self) -> Result:
+        """The total an engine multiplies by its utilisation: CUDA's, where a log has published it;
+        otherwise nvidia-smi's less what the driver kept back on the card where both are published
+        (an assumption: the driver's share is taken to be the same on every card)."""
+        if self.cuda_gib:
+            return self.cuda_capacity
+        held = driver_reserve()
+        value = self.reported_capacity.value - held.value
+        return Result(value, GIB_HELD, formula="nvidia-smi's total − the driver's share (as measured on an H100 SXM)",
+                      worked=f"{self.reported_capacity} − {held.operand} = {GIB_HELD.show(value)}")
 
     @property
     def bandwidth(self) -> Result:
@@ -78,6 +99,11 @@ H100_SXM = Card(
     host_link="PCIe Gen5 x16",
     host_gb_per_s=64,
     host_source="NVIDIA H100 datasheet (SXM column) lists PCIe Gen5 at 128 GB/s, both directions added: 64 GB/s each way",
+    cuda_gib=79.22,
+    cuda_source=("vLLM's start-up log on an H100 80 GB, 'total_gpu_memory (79.22GiB) x gpu_memory_utilization (0.90) "
+                 "= 71.29GiB' (https://github.com/vllm-project/vllm/pull/12126, January 2025; the same total in "
+                 "https://github.com/vllm-project/vllm/pull/10511); vLLM takes it from torch.cuda.mem_get_info() "
+                 "and prints bytes ÷ 2^30 to two places"),
 )
 
 H100_PCIE = Card(
@@ -236,3 +262,12 @@ CARDS: dict[str, Card] = {
     "l4": L4,
     "mi300x": MI300X,
 }
+
+
+def driver_reserve() -> Result:
+    """What the driver keeps from CUDA on the card calc has both totals for: nvidia-smi's total
+    less the total CUDA reports to a process."""
+    card = H100_SXM
+    value = card.reported_capacity.value - card.cuda_capacity.value
+    return Result(value, GIB_HELD, formula="nvidia-smi's total − CUDA's total, on the H100 SXM",
+                  worked=f"{card.reported_capacity} − {card.cuda_capacity} = {GIB_HELD.show(value)}")

@@ -134,7 +134,40 @@ class ChoiceField:
         return self.choices.get(value, "")
 
 
-Field = NumberField | ChoiceField
+@dataclass(frozen=True)
+class TextField:
+    """Text typed or pasted by the reader, such as a command line: only ever text. `apply` reads it
+    into the stack and raises ValueError with a message when it cannot."""
+
+    name: str
+    label: str
+    longest: int
+    current: Callable[[Stack], str]
+    apply: Callable[[Stack, str], Stack]
+    unit: str = ""
+    hint: str = ""
+    rows: int = 3
+
+    def default(self, stack: Stack) -> str:
+        return self.current(stack)
+
+    def parse(self, raw: Any) -> str:
+        text = raw if isinstance(raw, str) else ""
+        if not text.strip():
+            raise ValueError(f"{self.label} is empty: paste or type it")
+        if len(text) > self.longest:
+            raise ValueError(f"{self.label} is over {self.longest:,} characters: “{excerpt(text, 24)}”")
+        hidden = hidden_characters(re.sub(r"[\n\r\t]", "", text))  # line breaks and tabs only space it
+        if hidden:
+            raise ValueError(f"{self.label} holds a character that does not print ({', '.join(hidden[:3])}); "
+                             f"type it again")
+        return text
+
+    def shown(self, value: str) -> str:
+        return excerpt(" ".join(value.split()), 120)
+
+
+Field = NumberField | ChoiceField | TextField
 
 
 def _key(table: dict[str, Any], value: Any) -> str:
@@ -356,6 +389,121 @@ HIT_RATE = NumberField("hit_rate", "Hit rate", 0, 100, False, "%", places=0, cur
 LINK = NumberField("link", "Host link achieved", 1, 100, False, "%", places=0,
                    current=lambda s: 100 * s.cache.link_fraction, apply=_cache("link_fraction", 100),
                    hint="share of the PCIe rate a copy reaches")
-RATE = NumberField("rate", "Request rate", 1, 100_000, True, "requests/s",
-                   current=lambda s: s.traffic.requests_per_s,
-                   apply=lambda s, v: replace(s, traffic=replace(s.traffic, requests_per_s=v)))
+
+
+# Document 14: the forecast, the promise and how a load becomes a fleet (calc.stack Traffic,
+# Promise, Headroom, Pricing).
+def _traffic(name: str):
+    return lambda stack, value: replace(stack, traffic=replace(stack.traffic, **{name: value}))
+
+
+def _headroom(name: str, scale: float = 1):
+    return lambda stack, value: replace(stack, headroom=replace(stack.headroom, **{name: value / scale if scale != 1 else value}))
+
+
+RATE = NumberField("rate", "Peak request rate", 0.01, 100_000, False, "req/s", places=0,
+                   current=lambda s: s.traffic.requests_per_s, apply=_traffic("requests_per_s"))
+PROMPT_P50 = NumberField("prompt_p50", "Prompt p50", 1, 10_000_000, True, "tokens", current=lambda s: s.traffic.prompt_p50,
+                         apply=_traffic("prompt_p50"))
+PROMPT_P95 = NumberField("prompt_p95", "Prompt p95", 1, 10_000_000, True, "tokens", current=lambda s: s.traffic.prompt_p95,
+                         apply=_traffic("prompt_p95"))
+OUTPUT_P50 = NumberField("output_p50", "Output p50", 1, 1_000_000, True, "tokens", current=lambda s: s.traffic.output_p50,
+                         apply=_traffic("output_p50"))
+TTFT = NumberField("ttft", "TTFT promise, p95", 1, 600_000, False, "ms", places=0,
+                   current=lambda s: 1000 * s.promise.ttft_p95_s,
+                   apply=lambda s, v: replace(s, promise=replace(s.promise, ttft_p95_s=v / 1000)))
+ITL = NumberField("itl", "ITL promise, p95", 1, 10_000, False, "ms", places=0,
+                  current=lambda s: 1000 * s.promise.itl_p95_s,
+                  apply=lambda s, v: replace(s, promise=replace(s.promise, itl_p95_s=v / 1000)))
+BUSIEST = NumberField("target", "Busiest planned", 5, 100, False, "%", places=0, current=lambda s: 100 * s.headroom.target,
+                     apply=_headroom("target", 100), hint="headroom: cache and card time at peak")
+SPARES = NumberField("spares", "Spare replicas", 0, 1_000, True, "", current=lambda s: s.headroom.spares,
+                     apply=_headroom("spares"), hint="1 is N+1")
+AVERAGE_LOAD = NumberField("average_load", "Average load", 1, 100, False, "% of peak", places=0,
+                           current=lambda s: 100 * s.headroom.average_load, apply=_headroom("average_load", 100),
+                           hint="over a month: spreads the bill")
+PRICE = NumberField("price", "Price", 0.01, 1_000, False, "$/GPU-hour", places=2, current=lambda s: s.price.gpu_hour_usd,
+                    apply=lambda s, v: replace(s, price=replace(s.price, gpu_hour_usd=v)))
+# Document 12: a vLLM launch line, read by calc.launch on the card chosen before it.
+def _launch(stack: Stack, text: str) -> Stack:
+    from .launch import read
+    return read(text, stack)
+
+
+COMMAND = TextField("command", "Launch line", 4_000, current=lambda s: s.serving.command, apply=_launch,
+                    hint="vllm serve MODEL --flag value …; line breaks after a backslash are fine")
+
+def vector_fields(name: str, labels: tuple[str, ...], minimum: float, maximum: float, places: int,
+                  read: Callable[[Stack], tuple[float, ...]], write: Callable[[Stack, tuple[float, ...]], Stack],
+                  unit: str = "", hint: str = "") -> tuple[NumberField, ...]:
+    """A fixed-length vector the stack holds, typed as one number field per element (`name_0`,
+    `name_1`, …): each reads its own element and, applied, replaces only that element."""
+    def element(index: int, label: str) -> NumberField:
+        def apply(stack: Stack, value: float) -> Stack:
+            values = list(read(stack))
+            values[index] = value
+            return write(stack, tuple(values))
+        return NumberField(f"{name}_{index}", label, minimum, maximum, False, unit, places=places, hint=hint,
+                           current=lambda s: read(s)[index], apply=apply)
+    return tuple(element(i, label) for i, label in enumerate(labels))
+
+
+# Document 13: the sampling explorer's logits and parameters, and speculative decoding's assumptions.
+def _sampling(name: str):
+    def apply(stack: Stack, value: float) -> Stack:
+        return replace(stack, sampling=replace(stack.sampling, **{name: value}))
+    return apply
+
+
+def _top_p(stack: Stack, value: float) -> Stack:
+    if value == 0:
+        raise ValueError("Top-p must be above 0: it keeps the smallest set of tokens whose probabilities "
+                         "reach p, and 1 keeps them all")
+    return _sampling("top_p")(stack, value)
+
+
+def _candidates() -> tuple[str, ...]:
+    from .sampling import CANDIDATES
+    return CANDIDATES
+
+
+LOGITS = vector_fields("logit", tuple(f"Logit of “{c}”" for c in _candidates()), -100, 100, 1,
+                       read=lambda s: s.sampling.logits,
+                       write=lambda s, v: replace(s, sampling=replace(s.sampling, logits=v)))
+TEMPERATURE = NumberField("temperature", "Temperature", 0, 100, False, "", places=2,
+                          current=lambda s: s.sampling.temperature, apply=_sampling("temperature"),
+                          hint="logits ÷ T; 0 is greedy")
+TOP_K = NumberField("top_k", "Top-k", 0, 100_000, True, "tokens", current=lambda s: s.sampling.top_k,
+                    apply=_sampling("top_k"), hint="0: off")
+TOP_P = NumberField("top_p", "Top-p", 0, 1, False, "", places=2, current=lambda s: s.sampling.top_p, apply=_top_p,
+                    hint="above 0, at most 1; 1: off")
+MIN_P = NumberField("min_p", "Min-p", 0, 1, False, "", places=2, current=lambda s: s.sampling.min_p,
+                    apply=_sampling("min_p"), hint="share of the top token's probability; 0: off")
+SEED = NumberField("seed", "Seed", 0, 2 ** 32 - 1, True, "", current=lambda s: s.sampling.seed, apply=_sampling("seed"),
+                   hint="picks the uniform draw")
+
+
+def _speculation(name: str):
+    def apply(stack: Stack, value: Any) -> Stack:
+        return replace(stack, speculation=replace(stack.speculation, **{name: value}))
+    return apply
+
+
+def _drafters() -> dict[str, str]:
+    from .speculative import DRAFTERS
+    return {key: drafter.name for key, drafter in DRAFTERS.items()}
+
+
+ACCEPTANCE = NumberField("acceptance", "Acceptance rate α", 0, 1, False, "", places=2,
+                         current=lambda s: s.speculation.acceptance, apply=_speculation("acceptance"),
+                         hint="chance a drafted token is accepted")
+DRAFTED = NumberField("drafted", "Drafted tokens γ", 1, 16, True, "tokens", current=lambda s: s.speculation.drafted,
+                      apply=_speculation("drafted"), hint="per verification pass")
+DRAFTER = ChoiceField("drafter", "Drafter", _drafters(), current=lambda s: s.speculation.drafter,
+                      apply=_speculation("drafter"))
+SPEC_BATCH = NumberField("spec_batch", "Batch", 1, 4096, True, "sequences", current=lambda s: s.speculation.batch,
+                         apply=_speculation("batch"), hint="sequences decoding together")
+TARGET = ChoiceField("model", "Target model",
+                     {k: CATALOGUE[k].name for k in ("llama-3.1-8b", "llama-3.1-70b", "llama-3.1-405b")},
+                     current=lambda s: _key(CATALOGUE, s.model), apply=lambda s, key: replace(s, model=CATALOGUE[key]),
+                     hint="Llama 3.1: the drafters share its tokenizer")

@@ -129,7 +129,7 @@ class Ladder:
     def held_back(self) -> Result:
         """What the utilisation fraction keeps from the engine: allocator, fragmentation, CUDA context."""
         value = self.capacity.value - self.pool.value
-        return Result(value, GIB_HELD, formula="reported capacity × (1 − utilisation)",
+        return Result(value, GIB_HELD, formula="total × (1 − utilisation)",
                       worked=f"{self.capacity} × (1 − {self.utilisation}) = {GIB_HELD.show(value)}")
 
     @property
@@ -149,10 +149,10 @@ class Ladder:
 @lru_cache(maxsize=512)
 def ladder(stack: Stack) -> Ladder:
     """Capacity × utilisation − weights − activations = KV budget; ÷ per-user cache = users."""
-    capacity = stack.card.reported_capacity
+    capacity = stack.card.engine_capacity
     pool_value = capacity.value * stack.gpu_memory_utilization
     utilisation = given(stack.gpu_memory_utilization, FRACTION, "gpu_memory_utilization")
-    pool = Result(pool_value, GIB_HELD, formula="reported capacity × gpu_memory_utilization",
+    pool = Result(pool_value, GIB_HELD, formula="the engine's total × gpu_memory_utilization",
                   worked=f"{capacity} × {utilisation} = {GIB_HELD.show(pool_value)}")
     weights = weight_bytes(stack.model, stack.weight_precision)
     activations = given(stack.activation_reserve_bytes, GIB_HELD, "activation reserve")

@@ -112,6 +112,84 @@ class Pricing:
     gpu_hour_usd: float = 3.00
 
 
+REFERENCE_COMMAND = "vllm serve meta-llama/Llama-3.1-8B-Instruct --gpu-memory-utilization 0.9 --max-model-len 8192"
+
+
+@dataclass(frozen=True)
+class Serving:
+    """Document 12: what a vLLM launch line sets besides the ladder's own inputs (calc.launch reads
+    the line into these). `max_num_seqs` and `max_num_batched_tokens`: None leaves vLLM's default for
+    the card. `kv_cache_memory_bytes`: None sizes the cache from the utilisation. `max_loras`: LoRA
+    slots held on each GPU, 0 when LoRA is off. `notes`: what the line set that changes no capacity."""
+
+    command: str = REFERENCE_COMMAND
+    tensor_parallel: int = 1
+    max_num_seqs: int | None = None
+    max_num_batched_tokens: int | None = None
+    kv_cache_memory_bytes: int | None = None
+    max_loras: int = 0
+    max_lora_rank: int = 16
+    notes: str = ""
+
+
+@dataclass(frozen=True)
+class Sampling:
+    """What document 13's sampling explorer starts from: six candidate next tokens' logits (an
+    example, invented to show each filter at work) and the sampling parameters.
+
+    `temperature` 0.6 and `top_p` 0.9 are Llama 3.1 8B Instruct's own defaults (its
+    generation_config.json, https://huggingface.co/meta-llama/Llama-3.1-8B-Instruct/blob/main/generation_config.json);
+    `min_p` 0.02 and `top_k` 4 are this page's examples, chosen so each filter removes a token
+    (vLLM's defaults are 0 for min-p, off, and 0 or −1 for top-k, off). `seed` picks the uniform
+    draw (Python's random.Random, the same Mersenne Twister in CPython and Pyodide).
+    """
+
+    logits: tuple[float, ...] = (4.0, 3.5, 3.0, 2.4, 1.8, -0.5)
+    temperature: float = 0.6
+    top_k: int = 4
+    top_p: float = 0.9
+    min_p: float = 0.02
+    seed: int = 42
+
+
+@dataclass(frozen=True)
+class Speculation:
+    """What document 13's speculative decoding is priced on.
+
+    `acceptance`: α, the chance the target accepts a drafted token (an assumption: it depends on
+    the draft, the target, the text and the temperature; vLLM reports the measured rate in its
+    spec-decode metrics, accepted tokens ÷ drafted tokens, so replace it with yours). `drafted`: γ,
+    tokens drafted per verification pass (vLLM's num_speculative_tokens; an example). `drafter`:
+    who drafts (a key of calc.speculative.DRAFTERS). `batch`: sequences decoding together.
+    """
+
+    acceptance: float = 0.8
+    drafted: int = 4
+    drafter: str = "llama-3.2-1b"
+    batch: int = 1
+
+
+@dataclass(frozen=True)
+class Headroom:
+    """How document 14 turns a load into a fleet: each a named choice, with its reasoning.
+
+    `target`: the busiest any resource is planned to be at peak, cache or card time (an assumption:
+    a queue's wait grows as 1 ÷ (1 − load), so past about eight tenths a small burst costs a large
+    wait; document 15 measures where the knee falls). `spares`: replicas beyond the load, so one
+    card can fail or be drained for an upgrade at peak (N+1). `node`: cards per server, the unit
+    they are bought or rented in (H100 SXM servers carry eight: MLCommons inference v3.1 lists
+    accelerators_per_node 8 for Dell's XE9680, https://github.com/mlcommons/inference_results_v3.1/blob/main/closed/Dell/systems/XE9680_H100_SXM_80GBx8_TRT.json,
+    as for NVIDIA's DGX H100). `average_load`: the month's
+    average traffic as a share of the peak, which sets the tokens the fixed bill is spread over (an
+    assumption for an interactive product with a daily cycle; measure your own).
+    """
+
+    target: float = 0.80
+    spares: int = 1
+    node: int = 8
+    average_load: float = 0.40
+
+
 @dataclass(frozen=True)
 class Stack:
     """A model on a card under an engine, with the traffic it must carry and what it promises."""
@@ -135,6 +213,10 @@ class Stack:
     number: float = 0.1  # the real number document 09 stores in every format
     cache: CacheOps = CacheOps()  # document 10's cache operations
     price: Pricing = Pricing()  # documents 14 and 15: what an hour of one card costs
+    headroom: Headroom = Headroom()  # document 14: from a load to a fleet
+    serving: Serving = Serving()  # document 12: what the engine's launch line sets
+    sampling: Sampling = Sampling()  # document 13: the sampling explorer's logits and parameters
+    speculation: Speculation = Speculation()  # document 13: speculative decoding's assumptions
 
 
 REFERENCE = Stack(
@@ -144,6 +226,8 @@ REFERENCE = Stack(
     kv_precision=BF16,
     engine="vLLM",
     gpu_memory_utilization=0.90,
+    # An assumption: vLLM's profile of this shape on an H100 measured 1.79 GiB outside PyTorch + a
+    # 1.26 GiB activation peak = 3.05 GiB (vllm-project/vllm PR 10511; calc.startup), within 2%.
     activation_reserve_bytes=3.00 * GiB,
     context_limit=8_192,
     typical_conversation=2_300,

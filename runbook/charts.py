@@ -12,6 +12,11 @@ from calc.calculators import attention_dial as attention_dial_data
 from calc.calculators import rope_wavelengths as rope_wavelengths_data
 from calc.calculators import precision_grid as precision_grid_data
 from calc.calculators import swap_vs_recompute as swap_vs_recompute_data
+from calc.calculators import gpus_vs_rate as gpus_vs_rate_data
+from calc.calculators import users_vs_utilisation as users_vs_utilisation_data
+from calc.calculators import sampling_filters as sampling_filters_data
+from calc.calculators import speculative_speedup as speculative_speedup_data
+from calc.calculators import speculative_batch as speculative_batch_data
 from calc.calculators import start_load as start_load_data
 from calc.journey import SHARE_CURVE_OUTPUTS
 from calc.hardware import roofline_curves
@@ -314,6 +319,138 @@ def swap_vs_recompute(namespace: Mapping[str, Any]) -> dict[str, Any]:
     }
 
 
+GPU_STYLES = [
+    {"line": {"color": "#0f766e", "width": 3, "shape": "vh"}, "mode": "lines+markers", "marker": {"size": 6}},
+    {"line": {"color": "#b45309", "width": 3, "shape": "vh", "dash": "dot"}, "mode": "lines+markers",
+     "marker": {"size": 6, "symbol": "square"}},
+    {"line": {"color": "#1c1917", "width": 4, "shape": "vh"}, "mode": "lines"},
+    {"line": {"color": "#57534e", "width": 2, "dash": "dash"}, "mode": "lines"},
+]
+
+
+def gpus_vs_rate(namespace: Mapping[str, Any]) -> dict[str, Any]:
+    """Cards each path needs, and the plan with its spares, against the peak request rate."""
+    data = gpus_vs_rate_data(namespace)
+    series = [{**curve, **style, "type": "scatter",
+               "hovertemplate": "%{x:.1f} req/s: %{y} cards<extra>%{fullData.name}</extra>"}
+              for curve, style in zip(data["curves"], GPU_STYLES, strict=True)]
+    return {
+        "data": series,
+        "layout": {
+            "xaxis": {"title": {"text": "peak requests per second"}, "rangemode": "tozero", "gridcolor": "#e7e5e4"},
+            "yaxis": {"title": {"text": "cards needed"}, "rangemode": "tozero", "gridcolor": "#e7e5e4"},
+            "legend": {"orientation": "h", "y": -0.22, "x": 0},
+            "margin": {"l": 64, "r": 16, "t": 16, "b": 110},
+            **PAGE_STYLE,
+            "height": 420,
+        },
+        "table": {"columns": ["requests per second", "memory path", "compute path", "the plan"], "rows": data["rows"]},
+    }
+
+
+USERS_STYLES = [
+    {"line": {"color": "#0f766e", "width": 2, "dash": "dot"}, "mode": "lines"},
+    {"line": {"color": "#0f766e", "width": 3}, "mode": "lines+markers", "marker": {"size": 6}},
+    {"line": {"color": "#b45309", "width": 3}, "mode": "lines+markers", "marker": {"size": 6, "symbol": "diamond"}},
+]
+
+
+def users_vs_utilisation(namespace: Mapping[str, Any]) -> dict[str, Any]:
+    """Users a launch line admits as --gpu-memory-utilization moves: memory's count and the scheduler's cap."""
+    data = users_vs_utilisation_data(namespace)
+    series = [{**curve, **style, "type": "scatter",
+               "hovertemplate": "utilisation %{x:.2f}: %{y:,} users<extra>%{fullData.name}</extra>"}
+              for curve, style in zip(data["curves"], USERS_STYLES, strict=True)]
+    return {
+        "data": series,
+        "layout": {
+            "xaxis": {"title": {"text": "--gpu-memory-utilization"}, "gridcolor": "#e7e5e4"},
+            "yaxis": {"title": {"text": "users admitted"}, "rangemode": "tozero", "gridcolor": "#e7e5e4"},
+            "legend": {"orientation": "h", "y": -0.25, "x": 0},
+            "margin": {"l": 64, "r": 16, "t": 16, "b": 120},
+            **PAGE_STYLE,
+            "height": 440,
+        },
+        "table": {"columns": ["utilisation", "paged, memory alone", "paged, capped", "worst case, capped"],
+                  "rows": data["rows"]},
+    }
+
+
+SAMPLING_COLOURS = ["#a8a29e", "#0369a1", "#7c3aed", "#b45309", "#0f766e"]
+
+
+def sampling_filters(namespace: Mapping[str, Any]) -> dict[str, Any]:
+    """Each candidate token's probability after every step of the sampler, as grouped bars."""
+    data = sampling_filters_data(namespace)
+    series = [{**curve, "type": "bar", "marker": {"color": colour},
+               "hovertemplate": "%{x}: %{y:.1f}%<extra>%{fullData.name}</extra>"}
+              for curve, colour in zip(data["curves"], SAMPLING_COLOURS, strict=True)]
+    return {
+        "data": series,
+        "layout": {
+            "barmode": "group",
+            "xaxis": {"title": {"text": "candidate next token"}, "type": "category"},
+            "yaxis": {"title": {"text": "probability (%)"}, "ticksuffix": "%", "gridcolor": "#e7e5e4", "rangemode": "tozero"},
+            "legend": {"orientation": "h", "y": -0.3, "x": 0},
+            "margin": {"l": 64, "r": 16, "t": 16, "b": 120},
+            **PAGE_STYLE,
+            "height": 420,
+        },
+        "table": {"columns": ["token"] + [s["name"] for s in series], "rows": data["rows"]},
+    }
+
+
+GAMMA_COLOURS = ["#a8a29e", "#0369a1", "#0f766e", "#7c3aed", "#b45309"]
+
+
+def speculative_speedup(namespace: Mapping[str, Any]) -> dict[str, Any]:
+    """The rule's speedup against drafted tokens γ, one line per acceptance rate, the reader's last."""
+    data = speculative_speedup_data(namespace)
+    series = line_series(data["curves"], GAMMA_COLOURS, "γ = %{x}: %{y:.2f}×")
+    series[-1]["line"] = {"color": GAMMA_COLOURS[-1], "width": 4, "dash": "dash"}
+    return {
+        "data": series,
+        "layout": {
+            "xaxis": {"title": {"text": "drafted tokens per pass (γ)"}, "dtick": 1, "gridcolor": "#e7e5e4"},
+            "yaxis": {"title": {"text": "speedup over plain decoding (×)"}, "ticksuffix": "×", "gridcolor": "#e7e5e4",
+                      "rangemode": "tozero"},
+            "legend": {"orientation": "h", "y": -0.25, "x": 0},
+            "margin": {"l": 64, "r": 16, "t": 16, "b": 110},
+            **PAGE_STYLE,
+            "height": 420,
+        },
+        "table": {"columns": ["γ"] + [s["name"] for s in series], "rows": data["rows"]},
+    }
+
+
+BATCH_STYLES = [
+    {"line": {"color": "#0f766e", "width": 4}, "mode": "lines+markers", "marker": {"size": 7}},
+    {"line": {"color": "#b45309", "width": 2, "dash": "dot"}, "mode": "lines"},
+    {"line": {"color": "#b91c1c", "width": 2, "dash": "dash"}, "mode": "lines"},
+]
+
+
+def speculative_batch(namespace: Mapping[str, Any]) -> dict[str, Any]:
+    """Speedup against batch on the time model, the batch-blind rule, and break-even."""
+    data = speculative_batch_data(namespace)
+    series = [{**curve, **style, "type": "scatter", "hovertemplate": "batch %{x}: %{y:.2f}×<extra>%{fullData.name}</extra>"}
+              for curve, style in zip(data["curves"], BATCH_STYLES, strict=True)]
+    return {
+        "data": series,
+        "layout": {
+            "xaxis": {"title": {"text": "sequences decoding together (batch)"}, "type": "log",
+                      "tickvals": list(STEP_BATCHES), "ticktext": [str(b) for b in STEP_BATCHES], "gridcolor": "#e7e5e4"},
+            "yaxis": {"title": {"text": "speedup over plain decoding (×)"}, "ticksuffix": "×", "gridcolor": "#e7e5e4",
+                      "rangemode": "tozero"},
+            "legend": {"orientation": "h", "y": -0.25, "x": 0},
+            "margin": {"l": 64, "r": 16, "t": 16, "b": 110},
+            **PAGE_STYLE,
+            "height": 420,
+        },
+        "table": {"columns": ["batch", "on the time model", "the rule"], "rows": data["rows"]},
+    }
+
+
 def start_load(namespace: Mapping[str, Any]) -> dict[str, Any]:
     """Card load by phase (stacked bars), the whole GPUs it rounds up to, and $ per M tokens (right axis), by request rate."""
     data = start_load_data(namespace)
@@ -351,6 +488,7 @@ def start_load(namespace: Mapping[str, Any]) -> dict[str, Any]:
 CHARTS: dict[str, Callable[[Mapping[str, Any]], dict[str, Any]]] = {
     "precision-grid": precision_grid,
     "swap-vs-recompute": swap_vs_recompute,
+    "gpus-vs-rate": gpus_vs_rate,
     "attention-dial": attention_dial,
     "rope-wavelengths": rope_wavelengths,
     "cache-share": cache_share,
@@ -359,6 +497,10 @@ CHARTS: dict[str, Callable[[Mapping[str, Any]], dict[str, Any]]] = {
     "roofline": roofline,
     "vocabulary-share": vocabulary_share,
     "anatomy-shares": anatomy_shares,
+    "users-vs-utilisation": users_vs_utilisation,
+    "sampling-filters": sampling_filters,
+    "speculative-speedup": speculative_speedup,
+    "speculative-batch": speculative_batch,
     "start-load": start_load,
 }
 

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 from html import escape
+from pathlib import Path
 from typing import Any, Callable, Mapping, Sequence
 
 from markdown_it import MarkdownIt
@@ -59,8 +60,20 @@ CHECKS: dict[str, Callable[[str, Mapping[str, Any]], Any]] = {
     "chart": charts.build,
     "calculator": lambda args, ns: _calculator(args, ns),
     "tokenizer": lambda args, ns: _tokenizer(args),
+    "note": lambda args, ns: _note(args),
     "register": _no_args_list,
 }
+
+NOTES = Path(__file__).resolve().parent.parent / "templates" / "components" / "notes"
+
+
+def _note(args: str) -> dict[str, str]:
+    """A printable note: its body is a template in templates/components/notes/, drawn from references."""
+    name = args.strip()
+    known = sorted(p.name.removesuffix(".html.j2") for p in NOTES.glob("*.html.j2"))
+    if name not in known:
+        raise ValueError(f"no note named '{name}' (known: {', '.join(known) or 'none'})")
+    return {"name": name}
 
 
 def _tokenizer(args: str) -> dict[str, Any]:

@@ -31,6 +31,7 @@ def make_markdown() -> MarkdownIt:
     container_plugin(md, "component", validate=lambda params, *args: bool(params.strip()))
     md.core.ruler.push("component_titles", component_titles)
     md.core.ruler.push("heading_subtitles", heading_subtitles)
+    md.core.ruler.push("subsection_ids", subsection_ids)
     md.core.ruler.push("landing_lines", landing_lines)
     md.core.ruler.push("fast_answer_pairs", fast_answer_pairs)
     return md
@@ -106,6 +107,20 @@ def heading_subtitles(state: StateCore) -> None:
                 token.meta = {"subtitle_tokens": subtitle}
                 break
         token.attrSet("id", slug(inline.content.partition(" | ")[0]))
+
+
+def subsection_ids(state: StateCore) -> None:
+    """Every ### heading gets an id too (a fast answer can be linked to), unique on the page."""
+    tokens = state.tokens
+    used = {t.attrGet("id") for t in tokens if t.type == "heading_open" and t.attrGet("id")}
+    for i, token in enumerate(tokens):
+        if token.type == "heading_open" and token.tag == "h3":
+            base = slug(tokens[i + 1].content)
+            name, n = base, 2
+            while name in used:
+                name, n = f"{base}-{n}", n + 1
+            used.add(name)
+            token.attrSet("id", name)
 
 
 def landing_lines(state: StateCore) -> None:

@@ -1,4 +1,4 @@
-"""Printing the built site to PDF with Chromium: the edition (every document, deep read) and each
+"""Printing a built site to PDF with Chromium: the edition (every document, deep read) and each
 document in its quick learn form, the revision sheet.
 
 The pages carry their own print rules (runbook.css): page numbers and a running header with the
@@ -28,8 +28,8 @@ def chromium() -> str:
     return found
 
 
-def print_site(site: Path, catalogue: Catalogue, edition: str) -> dict[str, int]:
-    """Write the PDFs beside the HTML; return each PDF's name and size."""
+def print_site(site: Path, catalogue: Catalogue, edition: str) -> dict[str, bytes]:
+    """Every PDF, by file name: the edition's deep read, and each document's quick learn."""
     executable = chromium()
     try:
         from playwright.sync_api import Error as PlaywrightError, sync_playwright
@@ -38,7 +38,7 @@ def print_site(site: Path, catalogue: Catalogue, edition: str) -> dict[str, int]
     jobs = [(edition, "deep", Path(edition).with_suffix(".pdf").name)]
     jobs += [(e.output_name, "quick", Path(e.output_name).with_suffix(".pdf").name)
              for e in catalogue.entries if (site / e.output_name).is_file()]
-    sizes: dict[str, int] = {}
+    printed: dict[str, bytes] = {}
     try:
         with sync_playwright() as playwright:
             browser = playwright.chromium.launch(executable_path=executable)
@@ -48,14 +48,12 @@ def print_site(site: Path, catalogue: Catalogue, edition: str) -> dict[str, int]
             for html, form, pdf in jobs:
                 page.goto((site / html).resolve().as_uri() + f"#{form}")
                 _wait_until_drawn(page)
-                data = page.pdf(format="A4", print_background=True, outline=True, tagged=True,
-                                prefer_css_page_size=True)
-                (site / pdf).write_bytes(data)
-                sizes[pdf] = len(data)
+                printed[pdf] = page.pdf(format="A4", print_background=True, outline=True, tagged=True,
+                                        prefer_css_page_size=True)
             browser.close()
     except PlaywrightError as err:
         raise PrintError(f"Chromium could not print the site: {str(err).splitlines()[0]}") from None
-    return sizes
+    return printed
 
 
 def _wait_until_drawn(page, timeout_s: float = 60) -> None:

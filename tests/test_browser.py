@@ -89,7 +89,7 @@ def test_the_chart_is_drawn_once_the_deep_read_shows(page):
 def test_hovering_a_number_shows_its_arithmetic(page):
     page.goto(page.url_of(DOC))
     title = page.get_attribute(".hero .tile [data-ref='ladder.kv_budget']", "title")
-    assert title == "71.68 GiB − 14.96 GiB − 3.00 GiB = 53.73 GiB"
+    assert title == "71.30 GiB − 14.96 GiB − 3.00 GiB = 53.34 GiB"
 
 
 def test_the_figure_animates_step_by_step(page):

@@ -89,7 +89,7 @@ def test_both_forms_and_the_components_are_rendered(site):
     assert len(re.findall(r'<li class="rung[ "]', html)) == 16, "the ladder, and the calculator's own"
     for ref in ("ladder.kv_budget", "ladder.users_worst", "ladder.users_paged", "levers.paging.users"):
         assert f'data-ref="{ref}"' in html
-    assert ">53.73 GiB<" in html and ">191<" in html and ">107<" in html
+    assert ">53.34 GiB<" in html and ">189<" in html and ">106<" in html
     assert "2 × 32 × 8 × 128 × 2 = 131,072 B = 128 KiB" in html
     assert html.count('class="fast-answer"') == 10
     assert 'data-chart="cache-share"' in html
@@ -153,8 +153,8 @@ BREAKAGES = {
     "unknown directive": ("@ladder", "@ladders", "unknown component '@ladders'"),
     "typed derived number": ("connect, whether they use it or not.", "connect, so 53 users fit.",
                              "'53' is typed by hand, but calc derives it as"),
-    "typed derived decimal": ("connect, whether they use it or not.", "connect: 53.73 GiB in all.",
-                              "'53.73' is typed by hand"),
+    "typed derived decimal": ("connect, whether they use it or not.", "connect: 53.34 GiB in all.",
+                              "'53.34' is typed by hand"),
     "typed small ratio": ("connect, whether they use it or not.", "connect, a 4× saving.",
                           "'4×' is typed by hand"),
     "stray fence": ("@ladder", "@ladder\n\n::::", "'::::' closes no component here"),
@@ -208,7 +208,7 @@ def test_toml_error_points_at_its_line(content_copy):
 def test_every_page_number_comes_from_calc(site):
     """A backstop for the typed-number check: the figures on the page are references."""
     html = (site / DOC).read_text(encoding="utf-8")
-    for shown in ("53.73 GiB", "128 KiB", "1.00 GiB", "14.96 GiB"):
+    for shown in ("53.34 GiB", "128 KiB", "1.00 GiB", "14.96 GiB"):
         assert re.search(rf'data-ref="[^"]+"[^>]*>{re.escape(shown)}<', html), shown
 
 

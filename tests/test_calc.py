@@ -43,25 +43,30 @@ def test_cache_per_token_and_per_user():
 
 def test_the_reference_ladder():
     ladder = kvcache.ladder(REFERENCE)
-    assert str(ladder.capacity) == "79.65 GiB"
-    assert str(ladder.pool) == "71.68 GiB"
+    # The first rung is CUDA's total as vLLM logs it on an H100 (79.22 GiB), not nvidia-smi's 81,559 MiB.
+    assert str(ladder.capacity) == "79.22 GiB"
+    assert str(ladder.pool) == "71.30 GiB"
     assert str(ladder.weights) == "14.96 GiB"
     assert str(ladder.activations) == "3.00 GiB"
-    assert str(ladder.kv_budget) == "53.73 GiB"
+    assert str(ladder.kv_budget) == "53.34 GiB"
     assert str(ladder.per_token) == "128 KiB"
     assert str(ladder.per_user) == "1.00 GiB"
-    assert ladder.users_worst.value == 53
-    assert ladder.users_paged.value == 191
+    budget = 79.22 * 2 ** 30 * 0.90 - 2 * 8_030_261_248 - 3 * 2 ** 30
+    tokens = int(budget // (16 * 131_072)) * 16
+    assert ladder.token_capacity.value == tokens
+    assert ladder.users_worst.value == tokens // 8_192
+    assert ladder.users_paged.value == tokens // (144 * 16)
     assert str(ladder.paging_gain) == "3.6×"
-    assert ladder.kv_budget.worked == "71.68 GiB − 14.96 GiB − 3.00 GiB = 53.73 GiB"
+    assert ladder.kv_budget.worked == "71.30 GiB − 14.96 GiB − 3.00 GiB = 53.34 GiB"
 
 
 def test_rounding_happens_once_at_display():
     ladder = kvcache.ladder(REFERENCE)
-    exact_pool = 81_559 * 1024 ** 2 * 0.90
+    exact_pool = 79.22 * 1024 ** 3 * 0.90
     assert ladder.pool.value == pytest.approx(exact_pool)
-    # 71.68, not the 71.69 you get from multiplying an already-rounded 79.65 GiB
-    assert str(ladder.pool) == "71.68 GiB"
+    # nvidia-smi's total shows the point: 71.68, not the 71.69 an already-rounded 79.65 GiB gives
+    assert f"{81_559 * 1024 ** 2 * 0.90 / 1024 ** 3:.2f}" == "71.68"
+    assert str(ladder.pool) == "71.30 GiB"
 
 
 def test_paged_users_count_whole_blocks():
@@ -74,10 +79,14 @@ def test_paged_users_count_whole_blocks():
 
 def test_stacked_levers_floor_the_exact_quotient():
     levers = kvcache.stacked_levers(REFERENCE)
-    assert [step.users.value for step in levers.steps] == [13, 53, 107, 382]
+    budget = 79.22 * 2 ** 30 * 0.90 - 2 * 8_030_261_248 - 3 * 2 ** 30
+    per_token = [4 * 131_072, 131_072, 65_536, 65_536]
+    charged = [8_192, 8_192, 8_192, 2_304]
+    assert [step.users.value for step in levers.steps] == [
+        int(budget // (16 * p)) * 16 // t for p, t in zip(per_token, charged)]
     assert str(levers.gqa_factor) == "4×"
     assert str(levers.fp8_factor) == "2×"
-    # fp8 weights: (53.73 + 14.96 − 8.46) ÷ 53.73 − 1, with the embedding and head kept in bf16
+    # fp8 weights: (53.34 + 14.96 − 8.46) ÷ 53.34 − 1, with the embedding and head kept in bf16
     assert str(levers.fp8_weights_budget_gain) == "12%"
 
 
@@ -126,11 +135,11 @@ def test_a_tied_embedding_is_read_whole():
 
 def test_the_ladder_passes_through_the_token_capacity():
     ladder = kvcache.ladder(REFERENCE)
-    # ⌊53.73 GiB ÷ (16 × 128 KiB)⌋ = 27,507 blocks of 16 tokens
-    assert ladder.token_capacity.value == 27_507 * 16 == 440_112
+    # ⌊53.34 GiB ÷ (16 × 128 KiB)⌋ = 27,310 blocks of 16 tokens
+    assert ladder.token_capacity.value == 27_310 * 16 == 436_960
     assert ladder.tokens_per_user.value == 8_192
-    assert ladder.users_worst.worked == "440,112 tokens ÷ 8,192 tokens = 53.72 → 53 users"
-    assert ladder.users_paged.worked == "440,112 tokens ÷ 2,304 tokens = 191.02 → 191 users"
+    assert ladder.users_worst.worked == "436,960 tokens ÷ 8,192 tokens = 53.34 → 53 users"
+    assert ladder.users_paged.worked == "436,960 tokens ÷ 2,304 tokens = 189.65 → 189 users"
 
 
 def test_the_worst_case_is_charged_in_whole_blocks():
@@ -178,8 +187,8 @@ def test_model_from_config_rejects_bad_fields():
 
 def test_facts_resolve_and_show():
     namespace = facts()
-    assert show(resolve(namespace, "ladder.kv_budget")) == "53.73 GiB"
-    assert show(resolve(namespace, "ladder.kv_budget"), "number") == "53.73"
+    assert show(resolve(namespace, "ladder.kv_budget")) == "53.34 GiB"
+    assert show(resolve(namespace, "ladder.kv_budget"), "number") == "53.34"
     assert show(resolve(namespace, "model.num_key_value_heads")) == "8"
     assert show(resolve(namespace, "long_context.users_worst")) == "3"
     with pytest.raises(UnknownFact) as err:
@@ -222,7 +231,7 @@ def test_a_budget_near_zero_shows_terms_a_reader_can_subtract():
     text, worked = CAPACITY.run(values, None, ["hardware.cards.b200.kv_budget"], [], False)["refs"]["hardware.cards.b200.kv_budget"]
     assert check(worked) == [], worked
     assert CAPACITY.run({}, None, ["ladder.kv_budget"], [], False)["refs"]["ladder.kv_budget"][1] == \
-        "71.68 GiB − 14.96 GiB − 3.00 GiB = 53.73 GiB"
+        "71.30 GiB − 14.96 GiB − 3.00 GiB = 53.34 GiB"
 
 
 def test_a_model_past_a_thousand_gib_is_laddered_not_crashed():

@@ -13,7 +13,7 @@ from hypothesis import strategies as st
 
 from arithmetic import check
 from calc.calculators import CALCULATORS, CAPACITY, PHASES
-from calc.fields import CUSTOM, ChoiceField, NumberField
+from calc.fields import CUSTOM, ChoiceField, NumberField, TextField
 from calc import timing
 from calc.facts import facts
 from calc.models import CATALOGUE, LLAMA_3_1_8B_CONFIG
@@ -31,9 +31,26 @@ numeric_text = st.one_of(
 )
 
 
+# Launch lines for document 12's text field: ones that fit every card, and pieces to break them with.
+LAUNCH_LINES = [
+    "vllm serve meta-llama/Llama-3.1-8B-Instruct --gpu-memory-utilization 0.9 --max-model-len 8192",
+    "vllm serve meta-llama/Llama-3.1-8B-Instruct --max-model-len=4k --kv-cache-dtype fp8 --max-num-seqs 64",
+    "python -m vllm.entrypoints.openai.api_server --model meta-llama/Llama-3.2-1B-Instruct -tp 2 --block-size 32",
+    "vllm serve meta-llama/Llama-3.1-8B-Instruct \\\n  --quantization fp8 --max-model-len 8192 --enable-lora --max-loras 4 --max-lora-rank 64 --port 8000",
+]
+launch_lines = st.one_of(
+    st.sampled_from(LAUNCH_LINES),
+    st.lists(st.sampled_from(["--gpu-memory-utilization", "--max-model-len", "--max-num-seqs", "-tp", "--foo", "=",
+                              "0.9", "1.5", "8192", "8k", "3", "'", "\\", "\u200b", "--enable-lora", "auto", "-1"]),
+             max_size=8).map(lambda words: "vllm serve meta-llama/Llama-3.1-8B-Instruct " + " ".join(words)),
+)
+
+
 def field_values(field) -> st.SearchStrategy:
     if isinstance(field, ChoiceField):
         return st.one_of(st.sampled_from(sorted(field.choices)), st.text(max_size=20))
+    if isinstance(field, TextField):
+        return st.one_of(launch_lines, st.text(max_size=200))
     assert isinstance(field, NumberField)
     return st.one_of(numeric_text, st.text(max_size=40))
 
@@ -48,6 +65,8 @@ def valid_values(calculator) -> st.SearchStrategy:
     for field in calculator.fields:
         if isinstance(field, ChoiceField):
             strategies[field.name] = st.sampled_from(sorted(k for k in field.choices if k != CUSTOM))
+        elif isinstance(field, TextField):
+            strategies[field.name] = st.sampled_from(LAUNCH_LINES)
         elif field.name.startswith("measured_"):
             strategies[field.name] = st.just("")
         elif field.whole:
@@ -161,6 +180,28 @@ def test_valid_inputs_show_arithmetic_that_reproduces_every_figure(calculator, d
         values["prompt"] = str(1 + int(values["prompt"]) % min(limit, conversation))
         values["prefix"] = str(int(values["prefix"]) % (int(values["prompt"]) + 1))
         values["spread"] = str(int(values["spread"]) % max(min(conversation, limit - conversation + 1), 1))
+    if calculator.name == "sampling" and float(values["top_p"]) == 0:  # refused with a message; tested in test_decode_loop
+        values["top_p"] = "1"
+    if calculator.name == "speculative":  # a target its card holds, drafts within its positions; refusals have their own tests
+        from calc import kvcache
+        from calc.fields import CARD, TARGET, WEIGHTS
+        from calc.stack import REFERENCE
+        chosen = WEIGHTS.apply(CARD.apply(TARGET.apply(REFERENCE, values["model"]), values["card"]), values["weights"])
+        if not kvcache.ladder(chosen).weights_fit:
+            values["model"] = "llama-3.1-8b"
+            values["card"] = "h100-sxm"
+        values["held"] = str(min(int(values["held"]), CATALOGUE["llama-3.1-8b"].max_position_embeddings - 16))
+    if calculator.name == "planning":  # a model its card holds, ordered percentiles, promises one card can keep; refusals have their own tests
+        from calc import kvcache
+        from calc.fields import CARD, MODEL, UTILISATION, WEIGHTS
+        from calc.stack import REFERENCE
+        stack = WEIGHTS.apply(CARD.apply(MODEL.apply(REFERENCE, values["model"]), values["card"]), values["weights"])
+        if not kvcache.ladder(UTILISATION.apply(stack, float(values["utilisation"]))).weights_fit:
+            values["model"], values["utilisation"] = "llama-3.2-1b", "0.9"
+        values["prompt_p50"] = str(1 + int(values["prompt_p50"]) % 8_000)
+        values["prompt_p95"] = str(int(values["prompt_p50"]) + int(values["prompt_p95"]) % 8_000)
+        values["output_p50"] = str(1 + int(values["output_p50"]) % 2_000)
+        values["ttft"], values["itl"] = "600000", str(max(float(values["itl"]), 500))
     if calculator.name == "start":  # a request within its limit that its card can hold; refusals have their own tests
         from calc import journey
         from calc.calculators import START_FIELDS, stack_of
@@ -171,7 +212,7 @@ def test_valid_inputs_show_arithmetic_that_reproduces_every_figure(calculator, d
         parsed = {f.name: f.parse(values[f.name]) for f in START_FIELDS}
         if journey.fits(stack_of(parsed, START_FIELDS), parsed["prompt"], parsed["output"]):
             values["model"] = "llama-3.1-8b"
-    if "held" in values:  # no sequence holds more than the chosen model's positions, and the field says so
+    if "held" in values and "model" in values:  # no sequence holds more than the chosen model's positions
         values["held"] = str(min(int(values["held"]), CATALOGUE[values["model"]].max_position_embeddings))
     answer = ask(calculator, values)
     assert answer["ok"], answer.get("errors")

@@ -63,7 +63,10 @@ def test_each_card_on_its_phase_axis(hw, key, tb_per_s, dense):
     assert view.prefill.value == pytest.approx(prefill_ops / (0.40 * dense * 1e12))
     assert view.sparse.value == pytest.approx(2 * dense * 1e12, rel=0.03)  # the datasheets round the sparse row
     card = CARDS[key.replace("_", "-")]
-    budget = card.reported_mib * 2 ** 20 * 0.90 - 2 * TOTAL - 3 * 2 ** 30
+    # what the engine multiplies: CUDA's total, or nvidia-smi's less the driver's share on the H100 SXM
+    driver = CARDS["h100-sxm"].reported_mib * 2 ** 20 - CARDS["h100-sxm"].cuda_gib * 2 ** 30
+    total = card.cuda_gib * 2 ** 30 if card.cuda_gib else card.reported_mib * 2 ** 20 - driver
+    budget = total * 0.90 - 2 * TOTAL - 3 * 2 ** 30
     assert view.kv_budget.value == pytest.approx(budget)
     blocks = int(budget // (16 * CACHE_PER_TOKEN))
     assert view.users.value == blocks * 16 // 8192
@@ -127,7 +130,9 @@ def test_the_roofline_curves_have_every_card_and_three_points():
     assert curves[0]["name"] == "H100 SXM 80 GB · chosen"
     for curve in curves[1:1 + len(CARDS)]:
         assert curve["y"][1] == curve["y"][2] and curve["x"][0] * curve["y"][1] < curve["y"][1] * curve["x"][1]
-    assert [c["name"] for c in curves[-3:]] == ["prefill · 2,000 tokens", "decode · batch 1", "decode · batch 203"]
+    budget = CARDS["h100-sxm"].cuda_gib * 2 ** 30 * 0.90 - 2 * TOTAL - 3 * 2 ** 30
+    busy = int(budget // (16 * CACHE_PER_TOKEN)) * 16 // 2160  # residents at 2,000 + 300 ÷ 2 tokens, 135 blocks each
+    assert [c["name"] for c in curves[-3:]] == ["prefill · 2,000 tokens", "decode · batch 1", f"decode · batch {busy}"]
     assert len(answer["curves"]["roofline"]["rows"]) == len(CARDS) + 3
 
 

@@ -34,7 +34,7 @@ RATE = REFERENCE.traffic.requests_per_s
 
 
 def budget_tokens() -> int:
-    pool = CARD.reported_mib * 1024 ** 2 * REFERENCE.gpu_memory_utilization
+    pool = CARD.engine_capacity.value * REFERENCE.gpu_memory_utilization  # the total the engine multiplies (calc.cards)
     budget = pool - 2 * PARAMS - REFERENCE.activation_reserve_bytes
     return int(budget // (BLOCK * PER_TOKEN)) * BLOCK
 

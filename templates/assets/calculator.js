@@ -137,7 +137,12 @@ runbookDocuments(function () {
 
     function request() {
       const values = {};
-      form.querySelectorAll("select, input").forEach((field) => { values[field.name] = field.value.slice(0, 1000); });
+      // A text field sends up to twice its limit (Python counts characters, JavaScript code units), so
+      // Python sees an over-long paste and says so; other fields at most a thousand.
+      form.querySelectorAll("select, input, textarea[data-longest]:not([name=config])").forEach((field) => {
+        const longest = field.tagName === "TEXTAREA" ? 2 * Number(field.getAttribute("data-longest")) + 2 : 1000;
+        values[field.name] = field.value.slice(0, longest);
+      });
       const paths = new Set(within("[data-ref]").map((node) => node.getAttribute("data-ref")));
       const charts = new Set(within("[data-chart]").map((node) => node.getAttribute("data-chart")));
       const custom = modelSelect && modelSelect.value === "custom";
@@ -232,7 +237,7 @@ runbookDocuments(function () {
     function onEdit(event) {
       const field = event.target;
       if (field.name === "config") return;
-      if ((event.type === "input") !== (field.tagName === "INPUT")) return;
+      if ((event.type === "input") !== (field.tagName === "INPUT" || field.tagName === "TEXTAREA")) return;
       markFirstInput();
       recompute();
     }

@@ -1,0 +1,668 @@
+"""A vLLM launch line read as capacity: which flags set which rung of the ladder, and the users
+the line admits on each GPU of its tensor-parallel group.
+
+Every flag calc reads is data below, with its default and the source the default was checked in.
+A line is read the way a POSIX shell and vLLM's argument parser read it: quotes, backslash-newline
+continuations, `--flag value` and `--flag=value`, the last of a repeated flag winning. Anything
+calc cannot read or cannot honour comes back as a message naming it, never as a guess.
+"""
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, replace
+
+from . import kvcache
+from .cards import Card
+from .echo import excerpt
+from .models import CATALOGUE, DEEPSEEK_V2, DEEPSEEK_V3, GEMMA_2_9B, MISTRAL_7B, Model
+from .precision import BF16, FP8, INT4, Precision
+from .stack import Serving, Stack
+from .units import COUNT, FRACTION, GIB_HELD, RATIO_FINE, TOKENS, Result, GiB, Unit, given, grouped
+
+VLLM_SERVE_DOCS = "https://docs.vllm.ai/en/stable/cli/serve/"
+ARG_UTILS = "vllm/engine/arg_utils.py (vllm-project/vllm, main)"
+CACHE_CONFIG = "vllm/config/cache.py (vllm-project/vllm, main)"
+SCHEDULER_CONFIG = "vllm/config/scheduler.py (vllm-project/vllm, main)"
+PARALLEL_CONFIG = "vllm/config/parallel.py (vllm-project/vllm, main)"
+MODEL_CONFIG = "vllm/config/model.py (vllm-project/vllm, main)"
+LORA_CONFIG = "vllm/config/lora.py (vllm-project/vllm, main)"
+OLD_CACHE_CONFIG = "vllm/config/cache.py at vllm-project/vllm@c1d86421 (v0.11 era; removed since)"
+
+LONGEST_COMMAND = 4_000
+LONGEST_COUNT = 16  # digits and a suffix: more than any count a flag takes
+MAX_LORA_RANKS = (1, 8, 16, 32, 64, 128, 256, 320, 512)  # vllm/config/lora.py, MaxLoRARanks
+FRACTION_SHORT = Unit("fraction", 1, "", 1, exact_up_to=6)  # 0.9 as vLLM writes it, 0.92 in full
+GIB_WHOLE = Unit("GiB", GiB, "GiB", 0)
+# arg_utils.py get_batch_defaults, for `vllm serve` (OPENAI_API_SERVER): a card of 70 GiB or more that is not
+# an A100 gets the larger pair of defaults, any other GPU the smaller.
+LARGE_CARD_GIB = 70
+SEQS_LARGE, SEQS_SMALL = 1024, 256
+CHUNK_LARGE, CHUNK_SMALL = 8192, 2048
+
+
+@dataclass(frozen=True)
+class Flag:
+    """One vLLM flag: its default as vLLM states it, what it does, whether calc models it, and where
+    the default was read."""
+
+    name: str
+    default: str
+    does: str
+    modelled: bool
+    source: str
+    takes_value: bool = True
+
+
+FLAGS: tuple[Flag, ...] = (
+    Flag("--gpu-memory-utilization", "0.92", "the share of the card's memory this engine may hold: the pool",
+         True, f"{CACHE_CONFIG}, CacheConfig.gpu_memory_utilization = 0.92; {VLLM_SERVE_DOCS}"),
+    Flag("--max-model-len", "the model's max_position_embeddings",
+         "the longest sequence, prompt and output, the engine accepts: the worst case one user is charged",
+         True, f"{MODEL_CONFIG}, ModelConfig.max_model_len (None: derived from the model's config); accepts 8k or 8K"),
+    Flag("--max-num-seqs", "1024 on a card of 70 GiB or more that is not an A100, 256 on other GPUs",
+         "the most sequences one step may hold: a cap on admitted users that memory never lifts",
+         True, f"{ARG_UTILS}, get_batch_defaults (OPENAI_API_SERVER); {SCHEDULER_CONFIG}"),
+    Flag("--max-num-batched-tokens", "8192 on a card of 70 GiB or more that is not an A100, 2048 on other GPUs",
+         "the tokens one step processes: the prefill chunk; it moves the activation peak, which calc holds "
+         "as the activation reserve", False, f"{ARG_UTILS}, get_batch_defaults (OPENAI_API_SERVER)"),
+    Flag("--kv-cache-dtype", "auto (the model's dtype)", "the cache's bytes per element", True,
+         f"{CACHE_CONFIG}, CacheConfig.cache_dtype"),
+    Flag("--enable-prefix-caching", "on", "shares full blocks of a common prefix (document 10); the pool is the same",
+         False, f"{CACHE_CONFIG}, CacheConfig.enable_prefix_caching = True", takes_value=False),
+    Flag("--no-enable-prefix-caching", "", "turns prefix caching off; the pool is the same", False,
+         f"{CACHE_CONFIG} (argparse BooleanOptionalAction)", takes_value=False),
+    Flag("--tensor-parallel-size", "1", "splits every layer's heads and matrices across this many GPUs", True,
+         f"{PARALLEL_CONFIG}, ParallelConfig.tensor_parallel_size = 1"),
+    Flag("--pipeline-parallel-size", "1", "splits the layers across this many GPUs in stages", True,
+         f"{PARALLEL_CONFIG}, ParallelConfig.pipeline_parallel_size = 1"),
+    Flag("--quantization", "None (as the checkpoint says)", "the weights' format", True,
+         f"{MODEL_CONFIG}, ModelConfig.quantization"),
+    Flag("--dtype", "auto (bf16 for these checkpoints)", "the weights' and activations' 16-bit type", True,
+         f"{MODEL_CONFIG}, ModelConfig.dtype"),
+    Flag("--block-size", "16", "tokens per cache block", True, f"{CACHE_CONFIG}, CacheConfig.DEFAULT_BLOCK_SIZE = 16"),
+    Flag("--kv-cache-memory-bytes", "None (sized from the utilisation)",
+         "the KV cache per GPU in bytes; when set, the utilisation is ignored", True,
+         f"{CACHE_CONFIG}, CacheConfig.kv_cache_memory_bytes"),
+    Flag("--enforce-eager", "off", "skips CUDA graph capture: less memory held for graphs, slower small steps; "
+         "calc's activation reserve stands for both", False, f"{MODEL_CONFIG}, ModelConfig.enforce_eager = False",
+         takes_value=False),
+    Flag("--enable-lora", "off", "holds LoRA adapter slots on each GPU", True, f"{ARG_UTILS}, EngineArgs.enable_lora",
+         takes_value=False),
+    Flag("--max-loras", "1", "LoRA adapters one batch may use: the slots held on each GPU", True,
+         f"{LORA_CONFIG}, LoRAConfig.max_loras = 1"),
+    Flag("--max-lora-rank", "16", "the rank every slot is sized for", True,
+         f"{LORA_CONFIG}, LoRAConfig.max_lora_rank = 16, one of 1, 8, 16, 32, 64, 128, 256, 320, 512"),
+    Flag("--max-cpu-loras", "max-loras", "adapters kept in host memory, ready to load", False,
+         f"{LORA_CONFIG}, LoRAConfig.max_cpu_loras"),
+    Flag("--lora-modules", "none", "names adapters to serve; each takes a GPU slot while a request uses it", False,
+         "vllm/entrypoints/openai/cli_args.py"),
+    Flag("--fully-sharded-loras", "off", "shards the LoRA matrices fully across tensor-parallel GPUs, which on "
+         "one GPU changes nothing", False,
+         f"{LORA_CONFIG}, LoRAConfig.fully_sharded_loras = False", takes_value=False),
+    Flag("--swap-space", "4 GiB", "host memory per GPU for swapped-out blocks (older vLLM; current vLLM "
+         "recomputes instead)", False, f"{OLD_CACHE_CONFIG}, CacheConfig.swap_space = 4"),
+    Flag("--cpu-offload-gb", "0", "GiB of weights per GPU kept in host memory and streamed in each pass", True,
+         f"{OLD_CACHE_CONFIG}, CacheConfig.cpu_offload_gb = 0"),
+    Flag("--enable-chunked-prefill", "on", "splits long prompts into steps of max-num-batched-tokens", False,
+         f"{SCHEDULER_CONFIG}, SchedulerConfig.enable_chunked_prefill = True", takes_value=False),
+    Flag("--model", "", "the model, in the api_server form", True, MODEL_CONFIG),
+    *(Flag(name, "", "serving, naming or logging only", False, VLLM_SERVE_DOCS)
+      for name in ("--host", "--port", "--served-model-name", "--api-key", "--download-dir", "--seed", "--tokenizer",
+                   "--revision", "--chat-template", "--generation-config", "--uvicorn-log-level", "--max-log-len",
+                   "--tool-call-parser", "--root-path")),
+    *(Flag(name, "", "serving, naming or logging only", False, VLLM_SERVE_DOCS, takes_value=False)
+      for name in ("--trust-remote-code", "--disable-log-requests", "--disable-log-stats", "--enable-auto-tool-choice")),
+)
+BY_NAME = {f.name: f for f in FLAGS}
+ALIASES = {"-tp": "--tensor-parallel-size", "-pp": "--pipeline-parallel-size", "-q": "--quantization"}
+
+# Hugging Face repository ids calc knows the config of, lower-cased; a checkpoint in fp8 carries its format.
+MODELS: dict[str, tuple[Model, Precision | None]] = {
+    **{f"meta-llama/{prefix}llama-3.1-{size}{suffix}": (CATALOGUE[f"llama-3.1-{size}"], None)
+       for prefix in ("", "meta-") for size in ("8b", "70b", "405b") for suffix in ("", "-instruct")},
+    **{f"meta-llama/llama-3.2-1b{suffix}": (CATALOGUE["llama-3.2-1b"], None) for suffix in ("", "-instruct")},
+    **{f"mistralai/mixtral-8x7b{kind}-v0.1": (CATALOGUE["mixtral-8x7b"], None) for kind in ("", "-instruct")},
+    **{f"mistralai/mistral-7b{kind}-v0.1": (MISTRAL_7B, None) for kind in ("", "-instruct")},
+    **{f"google/gemma-2-9b{kind}": (GEMMA_2_9B, None) for kind in ("", "-it")},
+    "deepseek-ai/deepseek-v2": (DEEPSEEK_V2, None),
+    "deepseek-ai/deepseek-v3": (DEEPSEEK_V3, None),
+    # Neural Magic's fp8 checkpoint (calc.precision.QUANTISED_WEIGHTS_SOURCE)
+    "neuralmagic/meta-llama-3.1-8b-instruct-fp8": (CATALOGUE["llama-3.1-8b"], FP8),
+}
+KNOWN_MODELS = ("Llama 3.1 8B, 70B and 405B, Llama 3.2 1B, Mistral 7B, Mixtral 8x7B, Gemma 2 9B, "
+                "DeepSeek-V2 and V3")
+QUANTIZATIONS = {"fp8": FP8, "awq": INT4, "awq_marlin": INT4, "gptq": INT4, "gptq_marlin": INT4}
+KV_DTYPES = {"auto": None, "bfloat16": BF16, "float16": BF16, "fp8": FP8, "fp8_e4m3": FP8, "fp8_e5m2": FP8}
+SIXTEEN_BIT = ("auto", "bfloat16", "float16", "half")
+_HUMAN = re.compile(r"(\d+(?:\.\d+)?)([kKmMgG]?)")
+_DECIMAL = {"": 1, "k": 10 ** 3, "m": 10 ** 6, "g": 10 ** 9}
+_BINARY = {"K": 2 ** 10, "M": 2 ** 20, "G": 2 ** 30}
+
+
+class LaunchError(ValueError):
+    """A launch line calc cannot read or cannot honour, with the reason in words."""
+
+
+def tokens_of(text: str) -> list[str]:
+    """The words a POSIX shell would pass: quotes removed, backslash escapes and continuations read.
+    shlex.split would do nearly the same, but Pyodide's trimmed standard library has no shlex, and
+    shlex keeps a backslash before a line break where a shell joins the lines."""
+    text = text.replace("\r\n", "\n").strip()
+    words: list[str] = []
+    word: list[str] = []
+    started, quote, at = False, "", 0
+    while at < len(text):
+        char = text[at]
+        if quote == "'":
+            quote, word = ("", word) if char == "'" else (quote, word + [char])
+        elif quote == '"':
+            if char == '"':
+                quote = ""
+            elif char == "\\" and text[at + 1:at + 2] in ('"', "\\", "$", "`", "\n") and at + 1 < len(text):
+                at += 1
+                word += [] if text[at] == "\n" else [text[at]]
+            else:
+                word.append(char)
+        elif char in "'\"":
+            quote, started = char, True
+        elif char == "\\":
+            if at + 1 == len(text):
+                raise LaunchError("the line cannot be split into words: it ends with a lone backslash")
+            at += 1
+            if text[at] != "\n":  # a backslash before a line break continues the line
+                word.append(text[at])
+                started = True
+        elif char == "\n":
+            raise LaunchError("the line breaks without a backslash at the end: join it, or end each line with \\")
+        elif char.isspace():
+            if started:
+                words.append("".join(word))
+            word, started = [], False
+        else:
+            word.append(char)
+            started = True
+        at += 1
+    if quote:
+        raise LaunchError("the line cannot be split into words: a quotation mark is never closed")
+    if started:
+        words.append("".join(word))
+    if not words:
+        raise LaunchError("paste a vllm serve command line")
+    return words
+
+
+def _whole(flag: str, text: str, human: bool = False) -> int:
+    if len(text) > LONGEST_COUNT:
+        raise LaunchError(f"{flag} {excerpt(text, 16)} is too long to be a count")
+    match = _HUMAN.fullmatch(text) if human else None
+    if match and match.group(2):
+        number, suffix = match.groups()
+        if suffix in _BINARY and "." in number:
+            raise LaunchError(f"{flag} {text}: a binary suffix ({suffix}) takes a whole number; "
+                              f"did you mean {number}{suffix.lower()}?")
+        return int(float(number) * (_DECIMAL.get(suffix) or _BINARY[suffix]))
+    if not re.fullmatch(r"\d+", text):
+        raise LaunchError(f"{flag} takes a whole number, not “{text[:24]}”")
+    return int(text)
+
+
+def _fraction(flag: str, text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise LaunchError(f"{flag} takes a fraction such as 0.9, not “{text[:24]}”") from None
+    if not 0 < value <= 1:
+        hint = f"; {text} reads as a percentage, write {value / 100:g}" if 1 < value <= 100 else ""
+        raise LaunchError(f"{flag} must be above 0 and at most 1 (a fraction of the card){hint}")
+    return value
+
+
+def _model(name: str) -> tuple[Model, Precision | None]:
+    key = name.strip().lower().rstrip("/")
+    if key not in MODELS:
+        raise LaunchError(f"“{excerpt(name, 32)}” is not a model calc has the config of: name one by its Hugging Face "
+                          f"id, such as meta-llama/Llama-3.1-8B-Instruct ({KNOWN_MODELS})")
+    return MODELS[key]
+
+
+def _flags(words: list[str]) -> tuple[str, list[tuple[str, str | None]]]:
+    """The model named and the flags in order, after the command itself."""
+    if words[:2] == ["vllm", "serve"]:
+        rest = words[2:]
+    elif len(words) >= 3 and re.fullmatch(r"python[0-9.]*", words[0]) and words[1] == "-m" \
+            and words[2] == "vllm.entrypoints.openai.api_server":
+        rest = words[3:]
+    else:
+        raise LaunchError("start the line with vllm serve MODEL, or python -m vllm.entrypoints.openai.api_server "
+                          "--model MODEL")
+    model, flags = "", []
+    index = 0
+    while index < len(rest):
+        word = rest[index]
+        if not word.startswith("-"):
+            if model or flags:
+                raise LaunchError(f"“{word[:40]}” stands alone where a flag belongs")
+            model = word
+            index += 1
+            continue
+        name, has_equals, value = word.partition("=")
+        name = ALIASES.get(name, name)
+        if name == "--lora-target-modules":
+            raise LaunchError("--lora-target-modules narrows which layers get LoRA slots; calc sizes slots on all "
+                              "seven linear layers of each block and cannot honour a narrower list")
+        flag = BY_NAME.get(name)
+        if flag is None:
+            raise LaunchError(f"{name[:40]} is not a vLLM flag this calculator knows")
+        if flag.takes_value and not has_equals:
+            if index + 1 >= len(rest) or (rest[index + 1].startswith("--")):
+                raise LaunchError(f"{name} needs a value after it")
+            value = rest[index + 1]
+            index += 1
+        elif not flag.takes_value and has_equals:
+            raise LaunchError(f"{name} is a switch and takes no value")
+        flags.append((name, value if flag.takes_value else None))
+        index += 1
+    return model, flags
+
+
+def read(text: str, stack: Stack) -> Stack:
+    """The stack a launch line describes on the stack's card; LaunchError says what cannot be read."""
+    if len(text) > LONGEST_COMMAND:
+        raise LaunchError(f"that is over {LONGEST_COMMAND:,} characters; a launch line is a few hundred")
+    model_name, flags = _flags(tokens_of(text))
+    given_flags = dict(flags)
+    notes = []
+    repeated = sorted({name for name, _ in flags if sum(1 for n, _ in flags if n == name) > 1})
+    if repeated:
+        notes.append(f"{', '.join(repeated)} given more than once: the last wins, as vLLM's parser takes it")
+    if "--model" in given_flags:
+        if model_name:
+            raise LaunchError("the model is named twice: as the first word after vllm serve and with --model")
+        model_name = given_flags["--model"]
+    if not model_name:
+        raise LaunchError("name the model: vllm serve meta-llama/Llama-3.1-8B-Instruct …")
+    model, checkpoint_precision = _model(model_name)
+    weights = checkpoint_precision or BF16
+    if "--dtype" in given_flags and given_flags["--dtype"] not in SIXTEEN_BIT:
+        raise LaunchError(f"--dtype {given_flags['--dtype'][:20]}: calc holds weights in 16 bits or fewer "
+                          f"(auto, bfloat16, float16, half)")
+    if "--quantization" in given_flags:
+        method = given_flags["--quantization"]
+        if method not in QUANTIZATIONS:
+            raise LaunchError(f"--quantization {method[:20]}: calc models {', '.join(QUANTIZATIONS)} "
+                              f"(fp8 weights, or 4-bit weights in groups of 128)")
+        if checkpoint_precision and QUANTIZATIONS[method] != checkpoint_precision:
+            raise LaunchError(f"--quantization {method} contradicts the checkpoint, which is stored in "
+                              f"{checkpoint_precision.name}")
+        weights = QUANTIZATIONS[method]
+    kv = BF16
+    if "--kv-cache-dtype" in given_flags:
+        dtype = given_flags["--kv-cache-dtype"]
+        if dtype not in KV_DTYPES:
+            raise LaunchError(f"--kv-cache-dtype {dtype[:20]}: calc models {', '.join(KV_DTYPES)}")
+        kv = KV_DTYPES[dtype] or BF16
+    utilisation = 0.92
+    if "--gpu-memory-utilization" in given_flags:
+        utilisation = _fraction("--gpu-memory-utilization", given_flags["--gpu-memory-utilization"])
+    limit = model.max_position_embeddings
+    if "--max-model-len" in given_flags and given_flags["--max-model-len"] not in ("auto", "-1"):
+        limit = _whole("--max-model-len", given_flags["--max-model-len"], human=True)
+        if limit < 1:
+            raise LaunchError("--max-model-len must be at least one token")
+        if limit > model.max_position_embeddings:
+            raise LaunchError(f"--max-model-len {grouped(limit)} is beyond {model.name}'s "
+                              f"{grouped(model.max_position_embeddings)} positions; vLLM refuses it")
+    tp = _whole("--tensor-parallel-size", given_flags.get("--tensor-parallel-size", "1"))
+    _check_tensor_parallel(model, tp)
+    if _whole("--pipeline-parallel-size", given_flags.get("--pipeline-parallel-size", "1")) != 1:
+        raise LaunchError("--pipeline-parallel-size above 1 splits the layers into stages; this calculator "
+                          "models one tensor-parallel group (document 11 covers pipelines)")
+    if float(given_flags.get("--cpu-offload-gb", "0") or "0") != 0:
+        raise LaunchError("--cpu-offload-gb streams weights from host memory each pass; calc does not model it")
+    block = _whole("--block-size", given_flags.get("--block-size", "16"))
+    if not 1 <= block <= 1_024:
+        raise LaunchError("--block-size must be between 1 and 1,024 tokens")
+    seqs = _optional_whole(given_flags, "--max-num-seqs")
+    chunk = _optional_whole(given_flags, "--max-num-batched-tokens", human=True)
+    if seqs is not None and seqs < 1 or chunk is not None and chunk < 1:
+        raise LaunchError("--max-num-seqs and --max-num-batched-tokens must be at least 1")
+    if seqs is not None and chunk is not None and chunk < seqs:
+        raise LaunchError(f"--max-num-batched-tokens ({grouped(chunk)}) must be at least --max-num-seqs "
+                          f"({grouped(seqs)}); vLLM refuses it")
+    kv_bytes = _optional_whole(given_flags, "--kv-cache-memory-bytes", human=True)
+    if kv_bytes is not None and kv_bytes < 1:
+        raise LaunchError("--kv-cache-memory-bytes must be at least one byte")
+    loras, rank = _lora(given_flags, model, tp, notes)
+    notes += [f"{name}: {BY_NAME[name].does}; no change to capacity"
+              for name in dict.fromkeys(n for n, _ in flags) if not BY_NAME[name].modelled]
+    serving = Serving(command=text, tensor_parallel=tp, max_num_seqs=seqs, max_num_batched_tokens=chunk,
+                      kv_cache_memory_bytes=kv_bytes, max_loras=loras, max_lora_rank=rank,
+                      notes="; ".join(notes))
+    launched = replace(stack, model=model, weight_precision=weights, kv_precision=kv, engine="vLLM",
+                       gpu_memory_utilization=utilisation, context_limit=limit, block_size=block,
+                       typical_conversation=min(stack.typical_conversation, limit), serving=serving)
+    one = shard(launched)
+    held = one.weights.value + one.activations.value + one.lora.value + one.kv_budget.value
+    if kv_bytes is not None and held > stack.card.reported_capacity.value:
+        raise LaunchError(f"--kv-cache-memory-bytes asks for a cache of {one.kv_budget}; with the weights, reserve and "
+                          f"adapters that is {GIB_HELD.show(held)} per GPU, more than {stack.card.name} holds "
+                          f"({stack.card.reported_capacity})")
+    if one.kv_budget.value <= 0:
+        raise LaunchError(f"on {stack.card.name} the weights per GPU ({one.weights}), the reserve and any adapters "
+                          f"fill the pool ({one.pool}) and leave no cache; vLLM stops at start-up. Raise "
+                          f"--tensor-parallel-size or quantise the weights")
+    if one.token_capacity.value < one.tokens_per_user.value:
+        raise LaunchError(f"on {stack.card.name} this line leaves a KV budget of {one.kv_budget} per GPU, less than one "
+                          f"sequence of --max-model-len needs; vLLM stops at start-up. Raise --tensor-parallel-size "
+                          f"or the utilisation, or lower --max-model-len")
+    return launched
+
+
+def _optional_whole(flags: dict[str, str | None], name: str, human: bool = False) -> int | None:
+    return _whole(name, flags[name] or "", human) if name in flags else None
+
+
+def _check_tensor_parallel(model: Model, tp: int) -> None:
+    if tp < 1 or tp > 64:
+        raise LaunchError("--tensor-parallel-size must be between 1 and 64 GPUs")
+    if model.num_attention_heads % tp:
+        raise LaunchError(f"--tensor-parallel-size {tp} does not divide {model.name}'s "
+                          f"{model.num_attention_heads} attention heads; vLLM refuses it")
+    kv_heads = model.num_key_value_heads
+    if not model.is_latent and kv_heads % tp and tp % kv_heads:
+        raise LaunchError(f"--tensor-parallel-size {tp} and {model.name}'s {kv_heads} KV heads: one must divide "
+                          f"the other")
+
+
+def _lora(flags: dict[str, str | None], model: Model, tp: int, notes: list[str]) -> tuple[int, int]:
+    """LoRA slots and their rank: (0, rank) when LoRA is off."""
+    if "--fully-sharded-loras" in flags and tp > 1:
+        raise LaunchError("--fully-sharded-loras splits every LoRA matrix across the GPUs; calc sizes the default, "
+                          "half-sharded slots and cannot honour it above one GPU")
+    rank = _whole("--max-lora-rank", flags.get("--max-lora-rank") or "16")
+    if rank not in MAX_LORA_RANKS:
+        raise LaunchError(f"--max-lora-rank {rank}: vLLM accepts {', '.join(map(str, MAX_LORA_RANKS))}")
+    slots = _whole("--max-loras", flags.get("--max-loras") or "1")
+    if not 1 <= slots <= 1_024:
+        raise LaunchError("--max-loras must be between 1 and 1,024 adapters")
+    if "--enable-lora" not in flags:
+        stray = [name for name in ("--max-loras", "--max-lora-rank", "--lora-modules") if name in flags]
+        if stray:
+            notes.append(f"{', '.join(stray)} without --enable-lora: no adapter slots are held")
+        return 0, rank
+    if model.is_mixture_of_experts or model.is_latent:
+        raise LaunchError(f"calc sizes LoRA adapters for dense models; {model.name}'s experts or latent "
+                          f"attention are shaped differently")
+    return slots, rank
+
+
+def default_max_num_seqs(card: Card) -> int:
+    return SEQS_LARGE if is_large_card(card) else SEQS_SMALL
+
+
+def default_max_num_batched_tokens(card: Card) -> int:
+    return CHUNK_LARGE if is_large_card(card) else CHUNK_SMALL
+
+
+def is_large_card(card: Card) -> bool:
+    return card.reported_capacity.value >= LARGE_CARD_GIB * GiB and "A100" not in card.name
+
+
+@dataclass(frozen=True)
+class Shard:
+    """The ladder on one GPU of a tensor-parallel group, and what the scheduler's cap admits."""
+
+    tensor_parallel: Result
+    pool: Result
+    weights: Result
+    activations: Result
+    lora: Result
+    kv_budget: Result
+    kv_heads: Result
+    per_token: Result
+    token_capacity: Result
+    tokens_per_user: Result
+    tokens_per_user_paged: Result
+    users_worst: Result
+    users_paged: Result
+    max_num_seqs: Result
+    max_num_batched_tokens: Result
+    admitted_worst: Result
+    admitted_paged: Result
+    concurrency: Result
+
+    @property
+    def binds(self) -> str:
+        """What caps the paged count, in a phrase."""
+        if self.kv_budget.value <= 0:
+            return "nothing, since the weights, reserve and adapters fill the pool and leave no cache"
+        if self.users_paged.value > self.max_num_seqs.value:
+            return "--max-num-seqs, the scheduler's cap, below what memory admits"
+        return "the KV budget, cache memory"
+
+
+def shard(stack: Stack) -> Shard:
+    """Per GPU: pool − weights ÷ TP − activations − LoRA slots = KV budget; ÷ the GPU's share of each
+    token = tokens; ÷ tokens per user = users, capped by --max-num-seqs."""
+    from .lora import slots_reserved
+    base = kvcache.ladder(stack)
+    serving = stack.serving
+    tp = serving.tensor_parallel
+    weights = base.weights if tp == 1 else Result(
+        base.weights.value / tp, GIB_HELD, formula="weights ÷ tensor-parallel size",
+        worked=f"{base.weights.operand} ÷ {tp} = {GIB_HELD.show(base.weights.value / tp)}")
+    lora = slots_reserved(stack.model, serving.max_lora_rank, serving.max_loras, tp)
+    if serving.kv_cache_memory_bytes is not None:
+        budget = given(serving.kv_cache_memory_bytes, GIB_HELD, "--kv-cache-memory-bytes")
+    elif tp == 1 and not serving.max_loras:
+        budget = base.kv_budget
+    else:
+        value = base.pool.value - weights.value - base.activations.value - lora.value
+        terms = f"{base.pool} − {weights} − {base.activations}" + (f" − {lora}" if lora.value else "")
+        budget = Result(value, GIB_HELD, formula="pool − weights per GPU − activations − LoRA slots",
+                        worked=f"{terms} = {GIB_HELD.show(value)}")
+    heads = kv_heads_per_gpu(stack.model, tp)
+    per_token = base.per_token if heads.value == stack.model.num_key_value_heads or stack.model.is_latent else \
+        kvcache.bytes_per_token(replace(stack.model, num_key_value_heads=int(heads.value)), stack.kv_precision)
+    capacity = kvcache.token_capacity(budget, per_token, stack.block_size)
+    worst = kvcache.users_by_tokens(capacity, base.tokens_per_user)
+    paged = kvcache.users_by_tokens(capacity, base.tokens_per_user_paged)
+    seqs_value = serving.max_num_seqs or default_max_num_seqs(stack.card)
+    seqs = given(seqs_value, COUNT, "--max-num-seqs" if serving.max_num_seqs else
+                 f"--max-num-seqs, vLLM's default on {stack.card.name}")
+    chunk_value = serving.max_num_batched_tokens or min(default_max_num_batched_tokens(stack.card),
+                                                        seqs_value * stack.context_limit)
+    return Shard(
+        tensor_parallel=given(tp, COUNT, "--tensor-parallel-size"),
+        pool=base.pool,
+        weights=weights,
+        activations=base.activations,
+        lora=lora,
+        kv_budget=budget,
+        kv_heads=heads,
+        per_token=per_token,
+        token_capacity=capacity,
+        tokens_per_user=base.tokens_per_user,
+        tokens_per_user_paged=base.tokens_per_user_paged,
+        users_worst=worst,
+        users_paged=paged,
+        max_num_seqs=seqs,
+        max_num_batched_tokens=given(chunk_value, TOKENS, "--max-num-batched-tokens"),
+        admitted_worst=_capped(worst, seqs),
+        admitted_paged=_capped(paged, seqs),
+        concurrency=_concurrency(capacity, stack.context_limit),
+    )
+
+
+def kv_heads_per_gpu(model: Model, tp: int) -> Result:
+    """Each GPU holds its share of the KV heads; past one head each, a head is copied to several GPUs."""
+    heads = model.num_key_value_heads
+    if tp <= heads:
+        return Result(heads // tp, COUNT, formula="KV heads ÷ tensor-parallel size",
+                      worked=f"{heads} ÷ {tp} = {heads // tp}")
+    return Result(1, COUNT, formula="one KV head per GPU, copied when the GPUs outnumber the heads",
+                  worked=f"{tp} GPUs > {heads} KV heads: 1 each, every head held {tp // heads} times")
+
+
+def _capped(users: Result, seqs: Result) -> Result:
+    value = min(users.value, seqs.value)
+    return Result(value, COUNT, formula="the lesser of memory's users and --max-num-seqs",
+                  worked=(f"the lesser of {grouped(users.value)} by memory and {grouped(seqs.value)} by "
+                          f"--max-num-seqs: {grouped(value)}"))
+
+
+def _concurrency(capacity: Result, limit: int) -> Result:
+    """vLLM's own start-up line: the token capacity over the longest sequence."""
+    value = capacity.value / limit
+    return Result(value, RATIO_FINE, formula="token capacity ÷ max-model-len",
+                  worked=f"{capacity} ÷ {TOKENS.show(limit)} = {value:,.2f}×")
+
+
+def utilisation_curve(stack: Stack) -> list[dict]:
+    """Users admitted, worst case and paged and capped, against --gpu-memory-utilization."""
+    steps = [round(0.5 + 0.02 * i, 2) for i in range(26)]
+    rows = [shard(replace(stack, gpu_memory_utilization=u)) for u in steps]
+    return [
+        {"name": "paged, memory alone", "x": steps, "y": [int(r.users_paged.value) for r in rows]},
+        {"name": "paged, capped by --max-num-seqs", "x": steps, "y": [int(r.admitted_paged.value) for r in rows]},
+        {"name": "worst case", "x": steps, "y": [int(r.admitted_worst.value) for r in rows]},
+    ]
+
+
+TP_EXAMPLE = ("vllm serve meta-llama/Llama-3.1-70B-Instruct --tensor-parallel-size 4 --max-model-len 8192 "
+              "--gpu-memory-utilization 0.9")
+LORA_EXAMPLE = ("vllm serve meta-llama/Llama-3.1-8B-Instruct --gpu-memory-utilization 0.9 --max-model-len 8192 "
+                "--enable-lora --max-loras 8 --max-lora-rank 16")
+CAP_EXAMPLE = ("vllm serve meta-llama/Llama-3.1-8B-Instruct --gpu-memory-utilization 0.9 --max-model-len 8192 "
+               "--kv-cache-dtype fp8 --max-num-seqs 256")
+
+
+def examples(stack: Stack) -> dict[str, object]:
+    """Three launch lines on the stack's card: a 70B across four GPUs, eight LoRA slots, and a cap that binds."""
+    made = {}
+    for name, line in (("tp", TP_EXAMPLE), ("lora", LORA_EXAMPLE), ("cap", CAP_EXAMPLE)):
+        try:
+            made[name] = {"command": line, "shard": shard(read(line, stack))}
+        except LaunchError as err:
+            made[name] = {"command": line, "refused": str(err)}
+    return made
+
+
+SGLANG_ARGS = "https://docs.sglang.io/advanced_features/server_arguments.html (sgl-project/sglang, server_args.py)"
+TGI_LAUNCHER = "https://huggingface.co/docs/text-generation-inference/reference/launcher"
+TGI_DEFAULTS = "huggingface/text-generation-inference PR #1727 (launcher defaults from the model's config, capped)"
+TRT_SERVE = "https://nvidia.github.io/TensorRT-LLM/commands/trtllm-serve.html"
+TRT_KV = "https://nvidia.github.io/TensorRT-LLM/examples/kvcacheconfig.html (free_gpu_memory_fraction = 0.9)"
+LLAMA_SERVER = ("https://github.com/ggml-org/llama.cpp/blob/master/tools/server/README.md; src/llama-context.cpp "
+                "(n_ctx_seq = n_ctx ÷ n_seq_max unless the KV cache is unified)")
+TRT_FREE_FRACTION = 0.9
+LLAMA_SLOTS = 4  # an example: four llama.cpp slots
+
+
+@dataclass(frozen=True)
+class Knob:
+    """Another engine's capacity setting: what it is called, its default, what it does, and where it was read."""
+
+    engine: str
+    flag: str
+    default: str
+    does: str
+    source: str
+
+
+KNOBS: dict[str, Knob] = {
+    "sglang_fraction": Knob("SGLang", "--mem-fraction-static", "chosen from the card's memory when unset",
+                            "the share of memory for the weights and the KV pool; activations and CUDA graphs live in "
+                            "the rest", SGLANG_ARGS),
+    "sglang_requests": Knob("SGLang", "--max-running-requests", "derived from the pool when unset",
+                            "the cap on requests running at once: vLLM's --max-num-seqs", SGLANG_ARGS),
+    "sglang_length": Knob("SGLang", "--context-length", "the model's config.json",
+                          "the longest sequence: vLLM's --max-model-len", SGLANG_ARGS),
+    "sglang_kv": Knob("SGLang", "--kv-cache-dtype", "auto (the model's dtype)", "the cache's element type; fp8_e4m3 "
+                      "and fp8_e5m2 halve it", SGLANG_ARGS),
+    "sglang_tp": Knob("SGLang", "--tp-size (--tp)", "1", "tensor-parallel GPUs", SGLANG_ARGS),
+    "tgi_total": Knob("TGI", "--max-total-tokens", "from the model's config, capped",
+                      "prompt plus output of one request: its memory budget", f"{TGI_LAUNCHER}; {TGI_DEFAULTS}"),
+    "tgi_batch": Knob("TGI", "--max-batch-total-tokens", "measured from free memory on paged models",
+                      "tokens the whole batch may hold: the token capacity", TGI_LAUNCHER),
+    "tgi_fraction": Knob("TGI", "--cuda-memory-fraction", "1.0", "the share of visible memory the server may use",
+                         TGI_LAUNCHER),
+    "tgi_requests": Knob("TGI", "--max-concurrent-requests", "128",
+                         "requests the router accepts before refusing new ones", TGI_LAUNCHER),
+    "tgi_shards": Knob("TGI", "--num-shard", "every visible GPU", "tensor-parallel shards", TGI_LAUNCHER),
+    "trt_fraction": Knob("TensorRT-LLM", "--kv_cache_free_gpu_memory_fraction", "0.9",
+                         "the share of memory still free after the weights and buffers that goes to the KV cache",
+                         f"{TRT_SERVE}; {TRT_KV}"),
+    "trt_batch": Knob("TensorRT-LLM", "--max_batch_size", "set per release; check trtllm-serve --help",
+                      "requests the scheduler holds at once", TRT_SERVE),
+    "trt_tokens": Knob("TensorRT-LLM", "--max_num_tokens", "set per release; check trtllm-serve --help",
+                       "tokens one step processes", TRT_SERVE),
+    "trt_length": Knob("TensorRT-LLM", "--max_seq_len", "the model's config", "the longest sequence", TRT_SERVE),
+    "trt_tp": Knob("TensorRT-LLM", "--tp_size", "1", "tensor-parallel GPUs", TRT_SERVE),
+    "llama_ctx": Knob("llama.cpp", "-c, --ctx-size", "0: the model's trained context",
+                      "the total context, shared among the slots", LLAMA_SERVER),
+    "llama_slots": Knob("llama.cpp", "-np, --parallel", "−1: chosen automatically",
+                        "slots: sequences decoded together, each given ctx-size ÷ slots", LLAMA_SERVER),
+    "llama_gpu": Knob("llama.cpp", "-ngl, --n-gpu-layers", "auto",
+                      "layers placed on the GPU; the rest run on the CPU from host memory", LLAMA_SERVER),
+}
+
+
+def other_engines(stack: Stack, one: Shard) -> dict[str, Result]:
+    """The same card and model under other engines' memory rules, for the two comparisons the page makes."""
+    base = kvcache.ladder(stack)
+    sglang = base.pool.value - one.weights.value
+    free = base.capacity.value - one.weights.value - base.activations.value
+    trt = TRT_FREE_FRACTION * free
+    # Shown in tokens: the budget itself is in the arithmetic of the token count.
+    trt_tokens = kvcache.token_capacity(Result(trt, GIB_HELD), one.per_token, stack.block_size)
+    total = LLAMA_SLOTS * stack.context_limit
+    return {
+        "sglang_budget": Result(sglang, GIB_HELD, formula="capacity × fraction − weights (activations outside it)",
+                                worked=f"{base.pool} − {one.weights} = {GIB_HELD.show(sglang)}"),
+        "activation_gap": given(base.activations.value, GIB_HELD, "the activation reserve vLLM counts inside its pool"),
+        "trt_fraction": given(TRT_FREE_FRACTION, FRACTION, "kv_cache_free_gpu_memory_fraction"),
+        "trt_capacity": Result(trt_tokens.value, TOKENS,
+                               formula="free fraction × (capacity − weights − activations), in whole blocks",
+                               worked=(f"{TRT_FREE_FRACTION:g} × ({base.capacity} − {one.weights} − {base.activations}) = "
+                                       f"{GIB_HELD.show(trt)}; {trt_tokens.worked}")),
+        "trt_users": kvcache.users_by_tokens(trt_tokens, one.tokens_per_user_paged),
+        "llama_slots": given(LLAMA_SLOTS, COUNT, "-np, an example"),
+        "llama_total": given(total, TOKENS, "-c, an example"),
+        "llama_per_slot": Result(total // LLAMA_SLOTS, TOKENS, formula="ctx-size ÷ slots",
+                                 worked=f"{grouped(total)} ÷ {LLAMA_SLOTS} = {TOKENS.show(total // LLAMA_SLOTS)}"),
+    }
+
+
+def section(stack: Stack) -> dict[str, object]:
+    one = shard(stack)
+    return {
+        "shard": one,
+        "command": stack.serving.command,
+        "notes": stack.serving.notes or "none: every flag on the line changes capacity",
+        "utilisation": given(stack.gpu_memory_utilization, FRACTION_SHORT, "--gpu-memory-utilization"),
+        "max_model_len": given(stack.context_limit, TOKENS, "--max-model-len"),
+        "default_utilisation": given(0.92, FRACTION_SHORT, f"vLLM's default ({CACHE_CONFIG})"),
+        "default_seqs_large": given(SEQS_LARGE, COUNT, f"vLLM's default ({ARG_UTILS})"),
+        "default_seqs_small": given(SEQS_SMALL, COUNT, f"vLLM's default ({ARG_UTILS})"),
+        "default_chunk_large": given(CHUNK_LARGE, TOKENS, f"vLLM's default ({ARG_UTILS})"),
+        "previous_utilisation": given(0.9, FRACTION_SHORT, f"vLLM's default until recently ({OLD_CACHE_CONFIG})"),
+        "default_lora_rank": given(16, COUNT, f"vLLM's default --max-lora-rank ({LORA_CONFIG})"),
+        "large_card": given(LARGE_CARD_GIB * GiB, GIB_WHOLE, f"the card size vLLM's larger defaults start at ({ARG_UTILS})"),
+        "blocks": Result(one.token_capacity.value / stack.block_size, COUNT, formula="token capacity ÷ block size",
+                         worked=f"{one.token_capacity} ÷ {stack.block_size} = "
+                                f"{grouped(one.token_capacity.value / stack.block_size)} blocks"),
+        "seqs_bind": one.users_paged.value > one.max_num_seqs.value,
+        "binds": one.binds,
+        "at_default": _at_default_utilisation(stack),
+        "knobs": KNOBS,
+        "examples": examples(stack),
+        "others": other_engines(stack, one),
+    }
+
+
+def _at_default_utilisation(stack: Stack) -> Result:
+    """The same line without --gpu-memory-utilization: vLLM's current default instead."""
+    users = shard(replace(stack, gpu_memory_utilization=0.92)).users_paged
+    return Result(users.value, COUNT, formula="paged users at the default utilisation, 0.92", worked=users.worked)
+

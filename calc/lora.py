@@ -1,0 +1,119 @@
+"""LoRA adapters: what one fine-tune adds to a base model, and what vLLM holds for them per GPU.
+
+A LoRA adapter on a linear layer W (d_out × d_in) is two matrices, A (rank × d_in) and B (d_out ×
+rank): rank × (d_in + d_out) parameters where W has d_in × d_out. vLLM allocates, at start-up,
+`--max-loras` slots on every LoRA-capable linear layer, each sized for `--max-lora-rank`, in the
+model's 16-bit dtype (vllm/lora/layers/base_linear.py, create_lora_weights: lora_a_stacked is
+max_loras × 1 × rank × input_size, lora_b_stacked max_loras × 1 × output_size × rank, one per
+slice of q/k/v and of gate/up). The memory profile runs with those buffers in place, so they come
+out of the KV budget. Under tensor parallelism, a column-parallel layer (q, k, v, gate, up) keeps
+A whole and splits B; a row-parallel one (o, down) splits A and keeps B whole (not fully sharded,
+vLLM's default).
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from .models import Model
+from .precision import BF16
+from .units import COUNT, MIB_REPORTED, SHARE, TOKENS, Result, Unit, grouped
+
+USERS_FINE = Unit("users", 1, "users", 2)
+
+LORA_SOURCE = ("Hu et al., LoRA: Low-Rank Adaptation of Large Language Models, 2021, "
+               "https://arxiv.org/abs/2106.09685; vllm/lora/layers/base_linear.py, create_lora_weights")
+WORKED_RANK = 16
+WORKED_SLOTS = 8  # an example: eight adapters resident at once
+
+
+@dataclass(frozen=True)
+class Projection:
+    """One linear layer of a block: its shape, and whether tensor parallelism splits its output."""
+
+    name: str
+    d_in: int
+    d_out: int
+    column: bool
+
+
+def projections(model: Model, targets: str = "all") -> tuple[Projection, ...]:
+    """The block's linear layers LoRA can adapt: all seven, or only q and v (the LoRA paper's choice)."""
+    hidden, heads, kv = model.hidden_size, model.num_attention_heads * model.head_dim, \
+        model.num_key_value_heads * model.head_dim
+    every = (Projection("q_proj", hidden, heads, True), Projection("k_proj", hidden, kv, True),
+             Projection("v_proj", hidden, kv, True), Projection("o_proj", heads, hidden, False),
+             Projection("gate_proj", hidden, model.intermediate_size, True),
+             Projection("up_proj", hidden, model.intermediate_size, True),
+             Projection("down_proj", model.intermediate_size, hidden, False))
+    return every if targets == "all" else tuple(p for p in every if p.name in ("q_proj", "v_proj"))
+
+
+def parameters_per_layer(model: Model, rank: int, targets: str = "all", tp: int = 1) -> int:
+    """rank × (d_in + d_out) summed over the targets; per GPU, the split side divided by `tp`."""
+    total = 0
+    for p in projections(model, targets):
+        a_in = p.d_in if p.column else p.d_in // tp
+        b_out = p.d_out // tp if p.column else p.d_out
+        total += rank * (a_in + b_out)
+    return total
+
+
+def adapter_bytes(model: Model, rank: int, targets: str = "all") -> Result:
+    """One adapter: Σ over layers and targets of rank × (d_in + d_out) × 2 bytes."""
+    per_layer = parameters_per_layer(model, rank, targets)
+    shapes = " + ".join(f"({grouped(p.d_in)} + {grouped(p.d_out)})" for p in projections(model, targets))
+    value = model.num_hidden_layers * per_layer * BF16.bytes
+    return Result(value, MIB_REPORTED, formula="layers × rank × Σ (d_in + d_out) × bytes per parameter",
+                  worked=(f"{model.num_hidden_layers} × {rank} × ({shapes}) × {BF16.bytes:g} B = "
+                          f"{grouped(int(value))} B = {MIB_REPORTED.show(value)}"))
+
+
+def slots_reserved(model: Model, rank: int, slots: int, tp: int = 1) -> Result:
+    """What vLLM holds on each GPU for `slots` adapters at `rank`: zero when LoRA is off."""
+    if not slots:
+        return Result(0, MIB_REPORTED, formula="no LoRA slots", worked="LoRA is off: 0 MiB")
+    per_layer = parameters_per_layer(model, rank, "all", tp)
+    value = slots * model.num_hidden_layers * per_layer * BF16.bytes
+    split = f"; A and B as split on each of {tp} GPUs" if tp > 1 else ""
+    return Result(value, MIB_REPORTED, formula="slots × layers × rank-sized A and B per layer × bytes",
+                  worked=(f"{slots} × {model.num_hidden_layers} × {grouped(per_layer)} × {BF16.bytes:g} B = "
+                          f"{MIB_REPORTED.show(value)}{split}"))
+
+
+def tokens_displaced(reserved: Result, per_token: Result) -> Result:
+    """The cache tokens the same bytes would hold."""
+    value = reserved.value / per_token.value
+    return Result(value, TOKENS, formula="LoRA bytes ÷ cache bytes per token",
+                  worked=f"{grouped(int(reserved.value))} B ÷ {grouped(per_token.value)} B = {TOKENS.show(value)}")
+
+
+def section(stack) -> dict[str, object]:
+    from .kvcache import ladder
+    model = stack.model
+    base = ladder(stack)
+    one = adapter_bytes(model, WORKED_RANK)
+    slots = slots_reserved(model, WORKED_RANK, WORKED_SLOTS)
+    displaced = tokens_displaced(slots, base.per_token)
+    users = displaced.value / base.tokens_per_user_paged.value
+    fit = int(base.kv_budget.value // one.value) if base.kv_budget.value > 0 else 0
+    return {
+        "rank": WORKED_RANK,
+        "slots": WORKED_SLOTS,
+        "per_layer": Result(parameters_per_layer(model, WORKED_RANK), COUNT,
+                            formula="rank × Σ (d_in + d_out) over q, k, v, o, gate, up, down",
+                            worked=" + ".join(f"{WORKED_RANK} × ({grouped(p.d_in)} + {grouped(p.d_out)})"
+                                              for p in projections(model)) +
+                            f" = {grouped(parameters_per_layer(model, WORKED_RANK))}"),
+        "adapter": one,
+        "adapter_qv": adapter_bytes(model, WORKED_RANK, "qv"),
+        "adapter_share": Result(one.value / base.weights.value, SHARE, formula="adapter ÷ base weights",
+                                worked=f"{grouped(int(one.value))} B ÷ {grouped(int(base.weights.value))} B = "
+                                       f"{SHARE.show(one.value / base.weights.value)}"),
+        "reserved": slots,
+        "tokens": displaced,
+        "users": Result(users, USERS_FINE, formula="tokens displaced ÷ tokens per typical user",
+                        worked=f"{displaced} ÷ {base.tokens_per_user_paged} = {users:,.2f} users"),
+        "fit": Result(fit, COUNT, formula="⌊KV budget ÷ one adapter⌋",
+                      worked=f"⌊{grouped(int(base.kv_budget.value))} B ÷ {grouped(int(one.value))} B⌋ = {grouped(fit)}"),
+        "source": LORA_SOURCE,
+    }

@@ -1,0 +1,372 @@
+"""Document 13: speculative decoding, priced on the time model.
+
+A drafter proposes γ tokens; the target runs one forward pass over the γ + 1 positions (the last
+accepted token and the γ drafts), accepts a prefix of the drafts by rejection sampling, and adds
+one token of its own: the correction at the first rejection, or a bonus token when every draft is
+accepted. With each draft accepted independently with probability α, a pass yields on average
+(1 − α^(γ+1)) ÷ (1 − α) tokens (Leviathan, Kalman & Matias, ICML 2023, equation 1), and with a draft
+step costing c of a target step the time per token improves by (1 − α^(γ+1)) ÷ ((1 − α)(γc + 1))
+(their Theorem 3.8). That rule takes the verification pass to cost one ordinary step. On the time
+model it does only while the step is memory-bound: a pass over B sequences multiplies by
+B × (γ + 1) tokens, nearly free while the weights' reading dominates, and proportionally more once
+the matrix multiplies are compute-bound, which is why the same setting that speeds up one user
+slows a full batch down.
+"""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, replace
+from functools import cached_property, lru_cache
+
+from . import operations, timing
+from .models import LLAMA_3_2_1B, Model
+from .roofline import decode_read
+from .stack import Stack
+from .units import COUNT, FRACTION, MS, RATIO_FINE, SHARE, TOKENS_FINE, Result, Unit, grouped, plain
+
+LEVIATHAN = ("Leviathan, Kalman & Matias, “Fast Inference from Transformers via Speculative Decoding”, ICML 2023, "
+             "arXiv:2211.17192: equation (1), Theorem 3.8, and the rejection rule of section 2.3")
+CHEN = ("Chen, Borgeaud, Irving, Lespiau, Sifre & Jumper, “Accelerating Large Language Model Decoding with "
+        "Speculative Sampling”, 2023, arXiv:2302.01318: modified rejection sampling, Theorem 1")
+EAGLE = ("Li, Wei, Zhang & Zhang, “EAGLE: Speculative Sampling Requires Rethinking Feature Uncertainty”, ICML 2024, "
+         "arXiv:2401.15077")
+MEDUSA = ("Cai, Li, Geng, Peng, Lee, Chen & Dao, “Medusa: Simple LLM Inference Acceleration Framework with Multiple "
+          "Decoding Heads”, ICML 2024, arXiv:2401.10774")
+PROMPT_LOOKUP = ("Saxena, “Prompt Lookup Decoding”, 2023, https://github.com/apoorvumang/prompt-lookup-decoding; "
+                 "vLLM's method \"ngram\", https://docs.vllm.ai/en/latest/features/spec_decode.html")
+GAMMAS = tuple(range(1, 11))
+COST = Unit("fraction", 1, "", 3)
+CHART_ALPHAS = (0.6, 0.7, 0.8, 0.9)
+LARGEST_BATCH = 4096
+CHART_BATCHES = timing.STEP_BATCHES
+
+
+@dataclass(frozen=True)
+class Drafter:
+    """Who proposes the drafts. `shape` builds, from the target, the model a draft step runs on the
+    same time model (None: drafting costs nothing the time model counts)."""
+
+    key: str
+    name: str
+    kind: str
+    source: str
+
+    def shape(self, target: Model) -> Model | None:
+        if self.kind == "model":
+            return LLAMA_3_2_1B
+        if self.kind == "head":
+            return replace(target, num_hidden_layers=1, name=f"one decoder layer of {target.name} and its LM head")
+        return None
+
+
+DRAFTERS: dict[str, Drafter] = {
+    "llama-3.2-1b": Drafter("llama-3.2-1b", "Llama 3.2 1B draft model", "model",
+                            "the same tokenizer and vocabulary as Llama 3.1; config.json in calc.models"),
+    "eagle": Drafter("eagle", "EAGLE-style head", "head",
+                     EAGLE + ": a single decoder layer over the target's features, reusing its LM head; "
+                             "costed here as one layer of the target's shape plus its LM head"),
+    "ngram": Drafter("ngram", "n-gram lookup", "lookup",
+                     PROMPT_LOOKUP + ": a string match over the tokens so far, costed as nothing"),
+}
+
+
+def tokens_per_pass(alpha: float, gamma: int) -> float:
+    return float(gamma + 1) if alpha >= 1 else (1 - alpha ** (gamma + 1)) / (1 - alpha)
+
+
+def rule_value(alpha: float, gamma: int, cost: float) -> float:
+    return tokens_per_pass(alpha, gamma) / (gamma * cost + 1)
+
+
+def expected_tokens(alpha: float, gamma: int) -> Result:
+    """Tokens one verification pass yields on average: the accepted prefix plus the target's own token."""
+    if alpha >= 1:
+        return Result(gamma + 1, TOKENS_FINE, formula="γ + 1 when every draft is accepted",
+                      worked=f"{gamma} + 1 = {TOKENS_FINE.show(gamma + 1)}")
+    if alpha <= 0:
+        return Result(1, TOKENS_FINE, formula="only the target's own token when no draft is accepted",
+                      worked=f"α of 0: no draft survives, and the pass yields the target's own token, {TOKENS_FINE.show(1)}")
+    value = tokens_per_pass(alpha, gamma)
+    if alpha < 0.001:  # too small to print as an operand: the power would read as 0
+        return Result(value, TOKENS_FINE, formula="(1 − α^(γ+1)) ÷ (1 − α)",
+                      worked=f"α below 0.001: nearly every draft is rejected, and a pass yields {TOKENS_FINE.show(value)}")
+    return Result(value, TOKENS_FINE, formula="(1 − α^(γ+1)) ÷ (1 − α)",
+                  worked=f"(1 − {plain(alpha)}^{gamma + 1}) ÷ (1 − {plain(alpha)}) = {TOKENS_FINE.show(value)}")
+
+
+def speedup_rule(alpha: float, gamma: int, cost: float) -> Result:
+    """Leviathan et al.'s improvement factor: tokens per pass over the pass's cost in target steps,
+    the verification pass counted as one ordinary step."""
+    tokens = expected_tokens(alpha, gamma)
+    value = tokens.value / (gamma * cost + 1)
+    shown = f"{cost:.4f}"
+    return Result(value, RATIO_FINE, formula="(1 − α^(γ+1)) ÷ ((1 − α) × (γ × c + 1))",
+                  worked=f"{tokens.operand} ÷ ({gamma} × {shown} + 1) = {RATIO_FINE.show(value)}")
+
+
+@lru_cache(maxsize=1024)
+def verify_parts(stack: Stack, batch: int, gamma: int, tokens: int) -> tuple[float, float, float, float]:
+    """One target pass over γ + 1 positions for each of `batch` sequences, as the time model splits a
+    step: the weights read once and the matrix work of batch × (γ + 1) tokens, then every sequence's
+    cache read once and the attention of those tokens. Seconds: (reading, computing) for each."""
+    held = stack.model.tokens_cached(tokens)
+    read = decode_read(stack.model, stack.weight_precision, stack.kv_precision, batch, held)
+    step = timing.decode_step(stack, batch, tokens)
+    positions = batch * (gamma + 1)
+    linear = positions * operations.linear_ops_per_token(stack.model).value
+    attention = positions * operations.attention_ops_per_position(stack.model).value * held
+    return (read.weights.value / step.bandwidth.value, linear / step.compute.value,
+            read.cache.value / step.bandwidth.value, attention / step.compute.value)
+
+
+def verify_time(stack: Stack, batch: int, gamma: int, tokens: int) -> float:
+    weights, matmuls, cache, attention = verify_parts(stack, batch, gamma, tokens)
+    return max(weights, matmuls) + max(cache, attention)
+
+
+def step_time(step: timing.DecodeStep) -> float:
+    """A decode step's seconds, as timing.DecodeStep.time computes them, without its worked line."""
+    return sum(max(k.reading.value, k.computing.value) for k in (step.matmuls, step.attention))
+
+
+def draft_time(stack: Stack, drafter: Drafter, batch: int, tokens: int) -> float:
+    """One draft step for `batch` sequences on the same card and time model; lookup costs nothing."""
+    shape = drafter.shape(stack.model)
+    if shape is None:
+        return 0.0
+    return step_time(timing.decode_step(replace(stack, model=shape), batch, tokens))
+
+
+@dataclass(frozen=True)
+class Speculative:
+    """Speculative decoding for one stack: α, γ, the drafter, the batch and the length held."""
+
+    stack: Stack
+    alpha: float
+    gamma: int
+    drafter: Drafter
+    batch: int
+    tokens: int
+
+    @cached_property
+    def _seconds(self) -> tuple[float, float, float]:
+        """An ordinary step, a draft step and a verification pass, in seconds: what every figure below
+        divides, computed once (the charts ask for many batches)."""
+        return (step_time(timing.decode_step(self.stack, self.batch, self.tokens)),
+                draft_time(self.stack, self.drafter, self.batch, self.tokens),
+                verify_time(self.stack, self.batch, self.gamma, self.tokens))
+
+    @property
+    def per_pass(self) -> Result:
+        return expected_tokens(self.alpha, self.gamma)
+
+    @property
+    def step(self) -> Result:
+        """An ordinary decode step at this batch: one token per sequence."""
+        return timing.decode_step(self.stack, self.batch, self.tokens).time
+
+    @property
+    def draft_step(self) -> Result:
+        value = self._seconds[1]
+        shape = self.drafter.shape(self.stack.model)
+        if shape is None:
+            return Result(0.0, MS, formula="no model runs", worked=f"{self.drafter.name}: 0 ms on the time model")
+        return Result(value, MS, formula="the draft's decode step on the same time model",
+                      worked=timing.decode_step(replace(self.stack, model=shape), self.batch, self.tokens).time.worked)
+
+    @property
+    def cost(self) -> Result:
+        """c: a draft step over a target step, at this batch."""
+        value = self._seconds[1] / self._seconds[0]
+        return Result(value, COST, formula="draft step ÷ target step",
+                      worked=f"{MS.precise(self.draft_step.value)} ÷ {MS.precise(self.step.value)} = {value:.4f}")
+
+    @property
+    def rule(self) -> Result:
+        return speedup_rule(self.alpha, self.gamma, self.cost.value)
+
+    @property
+    def verify(self) -> Result:
+        weights, matmuls, cache, attention = verify_parts(self.stack, self.batch, self.gamma, self.tokens)
+        value = max(weights, matmuls) + max(cache, attention)
+        return Result(value, MS, formula="max(weights read, B × (γ + 1) tokens' matrix work) + max(cache read, their attention)",
+                      worked=(f"max({MS.precise(weights)}, {MS.precise(matmuls)}) + "
+                              f"max({MS.precise(cache)}, {MS.precise(attention)}) = {MS.show(value)}"))
+
+    @property
+    def verify_ratio(self) -> Result:
+        """How much longer a verification pass takes than an ordinary step: 1 while memory-bound."""
+        value = self._seconds[2] / self._seconds[0]
+        return Result(value, RATIO_FINE, formula="verification pass ÷ ordinary step",
+                      worked=f"{MS.precise(self.verify.value)} ÷ {MS.precise(self.step.value)} = {RATIO_FINE.show(value)}")
+
+    @property
+    def pass_time(self) -> Result:
+        value = self.gamma * self._seconds[1] + self._seconds[2]
+        return Result(value, MS, formula="γ × draft step + verification pass",
+                      worked=(f"{self.gamma} × {MS.precise(self.draft_step.value)} + {MS.precise(self.verify.value)} = "
+                              f"{MS.show(value)}"))
+
+    @property
+    def speedup(self) -> Result:
+        """Tokens per second with speculation over without, on the time model at this batch."""
+        value = self.speedup_value
+        return Result(value, RATIO_FINE, formula="tokens per pass × ordinary step ÷ pass time",
+                      worked=(f"{self.per_pass.operand} × {MS.precise(self.step.value)} ÷ "
+                              f"{MS.precise(self.pass_time.value)} = {RATIO_FINE.show(value)}"))
+
+    @property
+    def inter_token(self) -> Result:
+        value = self.pass_time.value / self.per_pass.value
+        return Result(value, MS, formula="pass time ÷ tokens per pass",
+                      worked=f"{MS.precise(self.pass_time.value)} ÷ {self.per_pass.operand} = {MS.show(value)}")
+
+    @property
+    def best_gamma(self) -> Result:
+        """The γ from 1 to 10 the rule favours at this draft cost."""
+        cost = self.cost.value
+        rules = {g: rule_value(self.alpha, g, cost) for g in GAMMAS}
+        best = max(rules, key=lambda g: (rules[g], -g))
+        return Result(best, COUNT, formula="the γ with the largest (1 − α^(γ+1)) ÷ ((1 − α)(γc + 1))",
+                      worked=f"γ of {best} gives {RATIO_FINE.show(rules[best])}, the most for any γ from 1 to {GAMMAS[-1]}")
+
+    @property
+    def stops(self) -> Result:
+        """The smallest batch at which speculation is slower than plain decoding, found by bisection
+        (speedup falls as the batch grows); the largest batch tried when it never is."""
+        if self.at(LARGEST_BATCH) >= 1:
+            return Result(LARGEST_BATCH, COUNT, formula="still pays at the largest batch tried",
+                          worked=f"speedup at {grouped(LARGEST_BATCH)} sequences is {RATIO_FINE.show(self.at(LARGEST_BATCH))}: "
+                                 f"it still pays")
+        if self.at(1) < 1:
+            return Result(1, COUNT, formula="slower even for one sequence",
+                          worked=f"speedup at 1 sequence is {RATIO_FINE.show(self.at(1))}: it never pays")
+        low, high = 1, LARGEST_BATCH
+        while high - low > 1:
+            middle = (low + high) // 2
+            low, high = (middle, high) if self.at(middle) >= 1 else (low, middle)
+        return Result(high, COUNT, formula="the smallest batch whose speedup is below 1×",
+                      worked=(f"speedup {RATIO_FINE.show(self.at(low), 3)} at {grouped(low)} sequences, "
+                              f"{RATIO_FINE.show(self.at(high), 3)} at {grouped(high)}"))
+
+    @property
+    def stops_text(self) -> str:
+        if self.stops.formula.startswith("still"):
+            return f"it still pays at {grouped(LARGEST_BATCH)} sequences"
+        if self.stops.value == 1:
+            return "it does not pay even for one sequence"
+        return f"it stops paying at {grouped(self.stops.value)} sequences"
+
+    @property
+    def speedup_value(self) -> float:
+        step, draft, verify = self._seconds
+        return tokens_per_pass(self.alpha, self.gamma) * step / (self.gamma * draft + verify)
+
+    def at(self, batch: int) -> float:
+        return replace(self, batch=batch).speedup_value
+
+
+@dataclass(frozen=True)
+class Verification:
+    """One drafted token checked by rejection sampling: the draft proposes x with probability q(x);
+    the target accepts it with probability min(1, p(x) ÷ q(x)), and on a rejection draws from the
+    residual norm(max(0, p − q)). Chen et al. (Theorem 1) and Leviathan et al. (section 2.3) prove the
+    token that comes out is distributed exactly as p; here it is computed, token by token."""
+
+    labels: tuple[str, ...]
+    target: tuple[float, ...]
+    draft: tuple[float, ...]
+
+    @property
+    def acceptance(self) -> Result:
+        """α for this position: Σ min(p, q), the chance a draft from q survives."""
+        terms = [min(p, q) for p, q in zip(self.target, self.draft)]
+        value = sum(terms)
+        return Result(value, SHARE, formula="Σ min(p(x), q(x)) over the tokens",
+                      worked=f"{' + '.join(f'{t:.4f}' for t in terms if t)} = {value:.4f}")
+
+    @property
+    def residual(self) -> tuple[float, ...]:
+        excess = [max(0.0, p - q) for p, q in zip(self.target, self.draft)]
+        total = sum(excess)
+        return tuple(e / total if total else 0.0 for e in excess)
+
+    @property
+    def output(self) -> tuple[float, ...]:
+        """P(token) = q × min(1, p ÷ q) + (1 − α) × residual: accepted as drafted, or drawn after a rejection."""
+        rejected = 1 - self.acceptance.value
+        return tuple((q * min(1.0, p / q) if q else 0.0) + rejected * r
+                     for p, q, r in zip(self.target, self.draft, self.residual))
+
+    @property
+    def largest_gap(self) -> Result:
+        value = max(abs(o - p) for o, p in zip(self.output, self.target))
+        places = "every" if value == 0 else f"{math.floor(-math.log10(value))}"
+        return Result(value, FRACTION, formula="the largest |P(token) − p(token)|",
+                      worked=f"all {len(self.labels)} tokens' probabilities agree with the target's to {places} decimal places")
+
+    @property
+    def excess(self) -> str:
+        """The tokens the residual can draw: where the target wants more than the draft offered."""
+        return ", ".join(f"“{label}”" for label, p, q in zip(self.labels, self.target, self.draft) if p > q)
+
+
+def speculative(stack: Stack) -> Speculative:
+    chosen = stack.speculation
+    return Speculative(stack, chosen.acceptance, chosen.drafted, DRAFTERS[chosen.drafter], chosen.batch,
+                       stack.workload.tokens_held)
+
+
+def gamma_curves(run: Speculative) -> dict:
+    """The rule's speedup against γ for several α and the reader's, at the drafter's cost at this batch."""
+    cost = run.cost.value
+    alphas = list(CHART_ALPHAS) + [run.alpha]
+    names = [f"α = {plain(a)}" for a in CHART_ALPHAS] + [f"your α = {plain(run.alpha)}"]
+    curves = [{"name": name, "x": list(GAMMAS), "y": [rule_value(a, g, cost) for g in GAMMAS]}
+              for a, name in zip(alphas, names)]
+    rows = [[str(g)] + [f"{curve['y'][i]:.2f}×" for curve in curves] for i, g in enumerate(GAMMAS)]
+    return {"curves": curves, "rows": rows}
+
+
+def batch_curves(run: Speculative) -> dict:
+    """Speedup on the time model against batch, beside the rule that ignores the batch, and 1×."""
+    x = list(CHART_BATCHES)
+    runs = [replace(run, batch=b) for b in x]
+    model = [r.speedup_value for r in runs]
+    rule = [rule_value(run.alpha, run.gamma, r._seconds[1] / r._seconds[0]) for r in runs]
+    curves = [
+        {"name": "on the time model: verification over B × (γ + 1) tokens", "x": x, "y": model},
+        {"name": "the rule, the pass taken as one ordinary step", "x": x, "y": rule},
+        {"name": "break-even (1×)", "x": [x[0], x[-1]], "y": [1, 1]},
+    ]
+    rows = [[grouped(b), f"{model[i]:.2f}×", f"{rule[i]:.2f}×"] for i, b in enumerate(x)]
+    return {"curves": curves, "rows": rows}
+
+
+def section(stack: Stack) -> dict[str, object]:
+    """Document 13's speculative-decoding facts on one stack, with a few batches side by side."""
+    from .sampling import CANDIDATES, sample
+    run = speculative(stack)
+    stages = sample(stack.sampling).stages
+    # The example draft proposes from the untempered, unfiltered distribution; the target samples
+    # from the page's final one: two different distributions over the same six candidates.
+    lossless = Verification(tuple(c.strip() for c in CANDIDATES), stages[-1].probabilities, stages[0].probabilities)
+    admitted = timing.compute_bound_batch(stack, run.tokens).admitted
+    return {
+        "run": run,
+        "alpha": Result(run.alpha, FRACTION, worked=plain(run.alpha)),
+        "gamma": Result(run.gamma, COUNT, worked=str(run.gamma)),
+        "drafter": run.drafter.name,
+        "admitted": admitted,
+        "full": replace(run, batch=max(1, int(admitted.value))),
+        "doubtful": replace(run, alpha=CHART_ALPHAS[0]),
+        "doubtful_full": replace(run, alpha=CHART_ALPHAS[0], batch=max(1, int(admitted.value))),
+        "lossless": lossless,
+        "papers": {"leviathan": LEVIATHAN, "chen": CHEN, "eagle": EAGLE, "medusa": MEDUSA, "lookup": PROMPT_LOOKUP},
+        "per_pass_formula": "tokens per pass = (1 − α^(γ+1)) ÷ (1 − α)",
+        "speedup_formula": "speedup = (1 − α^(γ+1)) ÷ ((1 − α) × (γ × c + 1))",
+        "eagle": replace(run, drafter=DRAFTERS["eagle"]),
+        "ngram": replace(run, drafter=DRAFTERS["ngram"]),
+        "all_accepted": expected_tokens(1.0, run.gamma),
+        "free_draft": speedup_rule(run.alpha, run.gamma, 0.0),
+    }

@@ -1,0 +1,169 @@
+"""Where each number on a page comes from, for its popover: its formula, its arithmetic, the facts
+its arithmetic is made of (each explained the same way, so a reader can walk back to a config field
+or a datasheet line), its source, and the document that derives it.
+
+calc's results carry their arithmetic as text, not links to their operands; the operands are found
+here by what they print, among the facts of the result's own section and the reference stack's
+inputs (its model config, its card's datasheet, its named assumptions). An operand several of them
+print goes to the nearest (the longest shared prefix of names); a bare number below ten to nothing,
+and up to four digits (32, 128: many things print those) only to a sibling of the result, and only
+if it is the one there; anything else is left as arithmetic, never guessed.
+"""
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass
+from typing import Any, Iterable, Mapping
+
+from calc.present import leaves, show
+from calc.units import Result
+
+from .pages import Page
+
+OPERAND = re.compile(r"(?<![\w.])\d[\d,]*(?:\.\d+)?(?: ?(?:[KMGT]i?B(?:/s)?|B|[KMGPT]?FLOP(?:/s)?|FLOP/B|ms|µs|s|tok/s|"
+                     r"tokens?|users?|blocks?|%|×))?")
+
+
+GIVEN = ("stack.", "model.", "card.")  # the reference stack: its config, its datasheet, its assumptions
+
+
+class Provenance:
+    """Every fact of a namespace, and which facts each result's arithmetic uses."""
+
+    def __init__(self, namespace: Mapping[str, Any]):
+        self.facts: dict[str, Any] = dict(leaves(namespace))
+        self.printed: dict[str, list[str]] = {}
+        for path, value in self.facts.items():
+            for text in _printings(value):
+                self.printed.setdefault(text, []).append(path)
+
+    def inputs(self, path: str) -> list[str]:
+        """The facts a result's arithmetic is made of, in the order it uses them."""
+        value = self.facts.get(path)
+        if not isinstance(value, Result) or not value.worked:
+            return []
+        if value.worked == str(value):  # a given: the stack's own fact it repeats, whose source is known
+            same = sorted((p for p in self.printed.get(str(value), []) if p.startswith(GIVEN) and p != path), key=len)
+            return same[:1]
+        left = value.worked.split(" = ", 1)[0]
+        found: list[str] = []
+        for operand in OPERAND.findall(left):
+            # A bare number below ten is anything; up to four digits (32, 128, 256), only a sibling
+            # of the result's; a long one (14,336) is distinctive wherever it is.
+            number = float(operand.replace(",", "")) if not any(c.isalpha() or c in "%×" for c in operand) else None
+            if number is not None and number < 10:
+                continue
+            bare = number is not None and number < 10_000
+            siblings = path.count(".")
+            near = [p for p in self.printed.get(operand.strip(), []) if p != path
+                    and (_shared(p, path) >= siblings if bare else _shared(p, path) >= 1 or p.startswith(GIVEN))]
+            # A number several nearby facts print is left as arithmetic rather than guessed.
+            best = max(near, key=lambda p: (_shared(p, path), -len(p)), default=None)
+            ties = [p for p in near if _shared(p, path) == _shared(best, path)] if best else []
+            if best and (len(ties) == 1 or not bare) and best not in found:
+                found.append(best)
+        return found
+
+    def closure(self, paths: Iterable[str]) -> list[str]:
+        """The paths and every fact they rest on, walked to the end."""
+        seen: list[str] = []
+        queue = [p for p in paths if p in self.facts]
+        while queue:
+            path = queue.pop(0)
+            if path in seen:
+                continue
+            seen.append(path)
+            queue += [p for p in self.inputs(path) if p not in seen]
+        return seen
+
+
+def _printings(value: Any) -> set[str]:
+    """The ways a worked line may print this fact: as shown, as an operand, and (for a size)
+    in bytes, as the lines that divide sizes print them."""
+    if isinstance(value, Result):
+        found = {str(value), value.operand}
+        if value.unit.symbol.endswith("B") and value.value >= 1:
+            found.add(f"{round(value.value):,} B")
+        return found
+    if isinstance(value, (int, float)) and not isinstance(value, bool):
+        return {show(value)}
+    return set()
+
+
+def _shared(a: str, b: str) -> int:
+    count = 0
+    for x, y in zip(a.split("."), b.split(".")):
+        if x != y:
+            break
+        count += 1
+    return count
+
+
+def source_of(path: str, namespace: Mapping[str, Any]) -> str:
+    """The published source behind a fact: the model's config or the card's datasheet, where the
+    fact is one of their fields."""
+    parts = path.split(".")
+    for i in range(len(parts) - 1, 0, -1):
+        try:
+            owner = namespace
+            for part in parts[:i]:
+                owner = owner[part] if isinstance(owner, Mapping) else getattr(owner, part)
+        except (KeyError, AttributeError):
+            continue
+        field = parts[i]
+        for name in (f"{field.split('_')[0]}_source", "source"):  # card.cuda_capacity → card.cuda_source
+            source = getattr(owner, name, None)
+            if isinstance(source, str) and source:
+                return source
+    return ""
+
+
+def deriving_documents(pages: list[Page]) -> dict[str, str]:
+    """Each section of facts' home: the document that refers to that section most (the ladder's
+    is document 06, the time model's 05), earlier documents winning ties."""
+    counts: dict[str, dict[str, int]] = {}
+    for page in pages:
+        for children, _ in page.inline_runs():
+            for token in children:
+                if token.type == "calc_ref" and "ref" in token.meta:
+                    section = token.meta["ref"].split(".", 1)[0]
+                    mentions = counts.setdefault(section, {})
+                    mentions[page.entry.number] = mentions.get(page.entry.number, 0) + 1
+    return {section: max(sorted(mentions), key=lambda number: mentions[number]) for section, mentions in counts.items()}
+
+
+@dataclass(frozen=True)
+class Explainer:
+    """What the number popovers of a set of pages need, as JSON: every fact they show and all those
+    rest on, and the documents' titles and files for "derived in"."""
+
+    provenance: Provenance
+    namespace: Mapping[str, Any]
+    homes: dict[str, str]
+    documents: dict[str, list[str]]
+
+    def __call__(self, pages: list[Page]) -> str:
+        return popovers(pages, self.provenance, self.namespace, self.homes, self.documents)
+
+
+def popovers(pages: list[Page], provenance: Provenance, namespace: Mapping[str, Any], homes: dict[str, str],
+             documents: dict[str, list[str]]) -> str:
+    shown = [token.meta["ref"].partition("|")[0] for page in pages for children, _ in page.inline_runs()
+             for token in children if token.type == "calc_ref" and "ref" in token.meta]
+    shown += [path.strip() for page in pages for token in page.tokens if token.type == "directive"
+              and token.info == "worked" for path in token.content.partition("|")[0].split(",")]
+    facts = {}
+    for path in provenance.closure(dict.fromkeys(shown)):
+        value = provenance.facts[path]
+        entry: dict[str, Any] = {"text": show(value)}
+        if isinstance(value, Result):
+            entry.update(formula=value.formula, worked=value.worked if value.worked != str(value) else "")
+        if inputs := provenance.inputs(path):
+            entry["inputs"] = inputs
+        if source := source_of(path, namespace):
+            entry["source"] = source
+        if path.split(".", 1)[0] in homes:
+            entry["home"] = homes[path.split(".", 1)[0]]
+        facts[path] = entry
+    return json.dumps({"facts": facts, "documents": documents}, ensure_ascii=False, separators=(",", ":"))

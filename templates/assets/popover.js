@@ -1,0 +1,142 @@
+"use strict";
+// Every number explains itself. Clicking, tapping or focusing a number opens a popover with its
+// formula, its arithmetic, the facts that arithmetic is made of (each one opens in turn, back to a
+// config field or a datasheet line), its source and the document that derives it. The facts come
+// from the build (runbook/provenance.py); the number's own text and arithmetic are read from the
+// page, so after a calculator recomputes, the popover follows it.
+runbookDocuments(function () {
+  const source = document.getElementById("provenance");
+  if (!source) return;
+  const data = JSON.parse(new TextDecoder().decode(runbookUnpack(source.textContent)));
+  const edition = document.body.hasAttribute("data-edition");
+  const pop = document.createElement("div");
+  pop.className = "popover";
+  pop.id = "number-popover";
+  pop.setAttribute("role", "dialog");
+  pop.setAttribute("aria-label", "Where this number comes from");
+  pop.hidden = true;
+  document.body.append(pop);
+  let anchor = null;
+  let trail = [];
+  let returning = false; // focus handed back to the number on Escape does not reopen it
+
+  document.querySelectorAll(".ref").forEach((node) => {
+    node.tabIndex = 0;
+    node.setAttribute("role", "button");
+    node.setAttribute("aria-haspopup", "dialog");
+    node.setAttribute("aria-controls", pop.id);
+  });
+
+  const pathOf = (node) => node.getAttribute("data-ref").split("|")[0];
+  const words = (path) => {
+    const parts = path.split(".");
+    return parts[parts.length - 1].replace(/_/g, " ") + (parts.length > 1 ? " · " + parts.slice(0, -1).join(".") : "");
+  };
+  // The number as the page shows it now, if the page shows it; else as the build computed it.
+  function current(path) {
+    const node = document.querySelector(`.ref[data-ref="${CSS.escape(path)}"]`);
+    return node ? node.textContent : (data.facts[path] || {}).text || "";
+  }
+
+  function element(tag, className, text) {
+    const node = document.createElement(tag);
+    if (className) node.className = className;
+    if (text !== undefined) node.textContent = text;
+    return node;
+  }
+
+  function draw(path, node) {
+    const fact = data.facts[path] || {};
+    const worked = node && node.title ? node.title : fact.worked;
+    pop.replaceChildren();
+    const head = element("p", "popover-value", node ? node.textContent : current(path));
+    const name = element("p", "popover-name", words(path));
+    pop.append(head, name);
+    if (fact.formula) pop.append(element("p", "popover-formula", fact.formula));
+    if (worked && worked !== head.textContent) {
+      const line = element("p", "popover-worked");
+      line.append(element("span", "worked-label", "Worked"), " ", worked);
+      pop.append(line);
+    }
+    if (fact.inputs && fact.inputs.length) {
+      pop.append(element("p", "popover-label", "Made of"));
+      const list = element("ul", "popover-inputs");
+      fact.inputs.forEach((input) => {
+        const item = element("li");
+        const button = element("button", "popover-input");
+        button.type = "button";
+        button.append(element("span", "popover-input-value", current(input)), " ", element("span", "popover-input-name", words(input)));
+        button.addEventListener("click", () => { trail.push(path); draw(input, null); focusFirst(); });
+        item.append(button);
+        list.append(item);
+      });
+      pop.append(list);
+    }
+    if (fact.source) pop.append(element("p", "popover-source", "Source: " + fact.source));
+    if (!fact.inputs && !fact.source && !fact.formula) pop.append(element("p", "popover-source", "A figure of the reference stack, as calc holds it."));
+    if (fact.home && data.documents[fact.home]) {
+      const [title, file] = data.documents[fact.home];
+      const link = element("a", "popover-home", `Derived in document ${fact.home} · ${title}`);
+      link.href = edition ? "#d" + fact.home : file;
+      pop.append(link);
+    }
+    if (trail.length) {
+      const back = element("button", "popover-back", "← Back");
+      back.type = "button";
+      back.addEventListener("click", () => { draw(trail.pop(), trail.length ? null : anchor); focusFirst(); });
+      pop.append(back);
+    }
+  }
+
+  function place(node) {
+    const box = node.getBoundingClientRect();
+    pop.hidden = false;
+    const width = pop.offsetWidth;
+    const left = Math.max(8, Math.min(window.scrollX + box.left, window.scrollX + document.documentElement.clientWidth - width - 8));
+    pop.style.left = left + "px";
+    pop.style.top = window.scrollY + box.bottom + 6 + "px";
+  }
+
+  function open(node) {
+    if (anchor === node && !pop.hidden) return;
+    anchor = node;
+    trail = [];
+    draw(pathOf(node), node);
+    node.setAttribute("aria-expanded", "true");
+    place(node);
+  }
+
+  function close(refocus) {
+    if (pop.hidden) return;
+    pop.hidden = true;
+    const was = anchor;
+    anchor = null;
+    if (was) {
+      was.setAttribute("aria-expanded", "false");
+      if (refocus) { returning = true; was.focus(); returning = false; }
+    }
+  }
+
+  function focusFirst() {
+    const first = pop.querySelector("button, a");
+    if (first) first.focus();
+  }
+
+  document.addEventListener("click", (event) => {
+    const node = event.target.closest && event.target.closest(".ref");
+    if (node) { open(node); return; }
+    // (a button inside may already have redrawn the popover, so ask the path, not the node)
+    if (!event.composedPath().includes(pop)) close(false);
+  });
+  document.addEventListener("focusin", (event) => {
+    const node = event.target.closest && event.target.closest(".ref");
+    if (node && !returning) open(node);
+    else if (!node && !pop.contains(event.target)) close(false);
+  });
+  document.addEventListener("keydown", (event) => {
+    const node = event.target.closest && event.target.closest(".ref");
+    if (node && (event.key === "Enter" || event.key === " ")) { event.preventDefault(); open(node); focusFirst(); }
+    else if (event.key === "Escape" && !pop.hidden) { event.preventDefault(); close(true); }
+  });
+  window.addEventListener("resize", () => { if (anchor && !pop.hidden) place(anchor); });
+});

@@ -1,0 +1,321 @@
+"""Document 13: the sampler's filters on a fixed vector and speculative decoding's rule and time model,
+each checked against values derived here by hand (softmax and the filters' definitions, the
+geometric sum behind tokens per pass, the configs' shapes and the datasheet); both calculators in
+CPython and in Chromium over file://, with their bad-input batteries."""
+from __future__ import annotations
+
+import math
+import random
+from dataclasses import replace
+
+import pytest
+
+from arithmetic import check
+from calc import sampling, speculative
+from calc.calculators import SAMPLING, SPECULATIVE
+from calc.cards import CARDS
+from calc.facts import facts
+from calc.models import LLAMA_3_1_8B_CONFIG, LLAMA_3_2_1B_CONFIG
+from calc.present import leaves
+from calc.stack import REFERENCE, Sampling
+from calc.units import Result
+from conftest import Calculator, booted_page
+
+LOGITS = (4.0, 3.5, 3.0, 2.4, 1.8, -0.5)          # the page's six candidates, typed again here
+NAMES = ("mat", "floor", "sofa", "bed", "roof", "moon")
+
+
+def probabilities(logits, keep=None):
+    keep = keep or [True] * len(logits)
+    weights = [math.exp(x) if k else 0.0 for x, k in zip(logits, keep)]
+    return [w / sum(weights) for w in weights]
+
+
+def nucleus(probs, p):
+    """Top-p by its definition: the smallest set of the largest tokens whose probabilities reach p."""
+    kept, total = set(), 0.0
+    for i in sorted(range(len(probs)), key=lambda i: -probs[i]):
+        if probs[i] == 0 or (total >= p and kept):
+            break
+        kept.add(i)
+        total += probs[i]
+    return kept
+
+
+def by_hand(logits, temperature, min_p, top_k, top_p):
+    """The kept set after each filter, in vLLM's order, each on the survivors renormalised."""
+    tempered = [x / temperature for x in logits]
+    probs = probabilities(tempered)
+    after_min_p = {i for i, p in enumerate(probs) if p >= min_p * max(probs)}
+    ranked = sorted(after_min_p, key=lambda i: -tempered[i])
+    after_top_k = after_min_p if top_k == 0 or top_k >= len(ranked) else \
+        {i for i in after_min_p if tempered[i] >= tempered[ranked[top_k - 1]]}
+    probs = probabilities(tempered, [i in after_top_k for i in range(len(logits))])
+    after_top_p = nucleus(probs, top_p)
+    return after_min_p, after_top_k, after_top_p, probabilities(tempered, [i in after_top_p for i in range(len(logits))])
+
+
+def kept(stage):
+    return {i for i, x in enumerate(stage.logits) if x != -math.inf}
+
+
+@pytest.mark.parametrize("temperature, min_p, top_k, top_p", [
+    (0.6, 0.02, 4, 0.9), (1.0, 0.0, 0, 1.0), (0.6, 0.0, 0, 0.5), (2.0, 0.1, 2, 0.99), (0.3, 0.5, 6, 0.2), (1.5, 1.0, 0, 0.9),
+])
+def test_the_filters_on_a_fixed_vector(temperature, min_p, top_k, top_p):
+    setting = Sampling(logits=LOGITS, temperature=temperature, top_k=top_k, top_p=top_p, min_p=min_p)
+    stages = sampling.sample(setting).stages
+    min_set, k_set, p_set, final = by_hand(LOGITS, temperature, min_p, top_k, top_p)
+    assert [kept(s) for s in stages[2:]] == [min_set, k_set, p_set]
+    assert stages[-1].probabilities == pytest.approx(final)
+
+
+def test_the_reference_setting_removes_one_token_per_filter():
+    stages = sampling.sample(REFERENCE.sampling).stages
+    assert [len(kept(s)) for s in stages] == [6, 6, 5, 4, 3]
+    tempered = probabilities([x / 0.6 for x in LOGITS])
+    assert stages[1].probabilities == pytest.approx(tempered)
+    assert tempered[5] < 0.02 * tempered[0] < tempered[4]              # min-p removes “ moon” only
+    four = probabilities([x / 0.6 for x in LOGITS], [True] * 4 + [False] * 2)
+    assert four[0] + four[1] < 0.9 <= four[0] + four[1] + four[2]      # top-p needs three of the four
+
+
+def test_the_draw_is_inverse_cdf_on_pythons_generator():
+    final = by_hand(LOGITS, 0.6, 0.02, 4, 0.9)[3]
+    u = random.Random(42).random()
+    running = [sum(final[: i + 1]) for i in range(6)]
+    index = next(i for i, total in enumerate(running) if u < total)
+    assert NAMES[index] == "floor"
+    assert facts()["sampling"]["token"] == "“ floor”"
+    for seed in range(50):
+        u = random.Random(seed).random()
+        index = next(i for i, total in enumerate(running) if u < total)
+        assert sampling.sample(replace(REFERENCE.sampling, seed=seed)).index == index
+
+
+def test_temperature_zero_is_greedy_and_skips_the_filters():
+    sampled = sampling.sample(Sampling(logits=(1.0, 7.0, 7.0, 2.0, 0.0, 0.0), temperature=0, top_k=1, top_p=0.01))
+    assert sampled.greedy and sampled.index == 1                      # the first of a tie, as argmax takes it
+    assert sampled.final.probabilities == pytest.approx([0, 1, 0, 0, 0, 0])
+
+
+def test_top_k_keeps_ties_at_the_kth():
+    assert sampling.top_k_keep((3.0, 2.0, 2.0, 1.0), 2) == [True, True, True, False]
+
+
+def test_no_setting_filters_every_token():
+    draws = random.Random(13)
+    for _ in range(500):
+        logits = tuple(draws.uniform(-100, 100) for _ in range(6))
+        setting = Sampling(logits=logits, temperature=draws.choice([0.0, 1e-6, 0.01, 1.0, 50.0]),
+                           top_k=draws.randint(0, 8), top_p=draws.choice([1e-9, 0.3, 1.0]), min_p=draws.choice([0.0, 0.7, 1.0]))
+        sampled = sampling.sample(setting)
+        assert kept(sampled.final) and math.isclose(sum(sampled.final.probabilities), 1.0)
+        assert sampled.final.probabilities[sampled.index] > 0
+
+
+def test_a_grammar_mask_renormalises_what_it_allows():
+    masked = sampling.constrained(REFERENCE.sampling, (" sofa", " roof"))
+    sofa = math.exp(3.0 / 0.6) / (math.exp(3.0 / 0.6) + math.exp(1.8 / 0.6))   # min-p, top-k and top-p keep both
+    assert masked.final.probabilities == pytest.approx([0, 0, sofa, 0, 1 - sofa, 0])
+    assert masked.token == "“ sofa”"
+
+
+def test_penalties_by_their_definitions():
+    # OpenAI: mu[j] − c[j] × α_frequency − 1[c[j] > 0] × α_presence; vLLM's repetition: a positive logit ÷ penalty
+    assert sampling.penalised(4.0, False, 3, 1.0, 0.5, 0.5) == 4.0 - 0.5 * 3 - 0.5
+    assert sampling.penalised(4.0, True, 0, 1.2, 0.5, 0.5) == pytest.approx(4.0 / 1.2)
+    assert sampling.penalised(-2.0, True, 0, 1.2, 0.0, 0.0) == pytest.approx(-2.4)
+    assert sampling.penalised(4.0, False, 0, 1.2, 0.5, 0.5) == 4.0      # unseen: untouched
+
+
+# ---- Speculative decoding
+
+@pytest.mark.parametrize("alpha, gamma", [(0.8, 4), (0.5, 1), (0.9, 10), (0.6, 3), (0.3, 7), (0.99, 16)])
+def test_tokens_per_pass_is_a_geometric_sum(alpha, gamma):
+    # k drafts survive with probability α^k (1 − α) for k < γ and α^γ for all; each pass adds one token of its own
+    expected = sum((k + 1) * alpha ** k * (1 - alpha) for k in range(gamma)) + (gamma + 1) * alpha ** gamma
+    assert speculative.expected_tokens(alpha, gamma).value == pytest.approx(expected)
+
+
+def test_tokens_per_pass_at_the_ends():
+    assert speculative.expected_tokens(1.0, 4).value == 5
+    assert speculative.expected_tokens(0.0, 4).value == 1
+
+
+@pytest.mark.parametrize("alpha, gamma, cost", [(0.8, 4, 0.1662), (0.7, 3, 0.05), (0.6, 8, 0.3), (0.9, 5, 0.0)])
+def test_the_speedup_rule(alpha, gamma, cost):
+    rule = speculative.speedup_rule(alpha, gamma, cost).value
+    assert rule == pytest.approx((1 - alpha ** (gamma + 1)) / ((1 - alpha) * (gamma * cost + 1)))
+
+
+def parameters(config):
+    """Weights one decode step reads, by hand from a config: every block matrix, the norms, and the
+    LM head (a tied embedding is read whole as the head)."""
+    hidden, layers = config["hidden_size"], config["num_hidden_layers"]
+    head_dim = config.get("head_dim", hidden // config["num_attention_heads"])
+    q = config["num_attention_heads"] * head_dim
+    kv = config["num_key_value_heads"] * head_dim
+    block = hidden * q * 2 + hidden * kv * 2 + 3 * hidden * config["intermediate_size"] + 2 * hidden
+    return layers * block + hidden + config["vocab_size"] * hidden
+
+
+def cache_per_token(config):
+    head_dim = config.get("head_dim", config["hidden_size"] // config["num_attention_heads"])
+    return 2 * config["num_hidden_layers"] * config["num_key_value_heads"] * head_dim * 2
+
+
+H100 = CARDS["h100-sxm"]
+BANDWIDTH = 0.60 * H100.bandwidth.value
+COMPUTE = 0.40 * H100.bf16_dense.value
+HELD = 2150                                                          # the workload's prompt and half its output
+
+
+def test_one_sequence_on_the_time_model():
+    target = 2 * parameters(LLAMA_3_1_8B_CONFIG) / BANDWIDTH + HELD * cache_per_token(LLAMA_3_1_8B_CONFIG) / BANDWIDTH
+    draft = 2 * parameters(LLAMA_3_2_1B_CONFIG) / BANDWIDTH + HELD * cache_per_token(LLAMA_3_2_1B_CONFIG) / BANDWIDTH
+    run = facts()["speculative"]["run"]
+    assert run.step.value == pytest.approx(target)
+    assert run.draft_step.value == pytest.approx(draft)
+    assert run.verify.value == pytest.approx(target), "five positions of one sequence are still memory-bound"
+    tokens = (1 - 0.8 ** 5) / 0.2
+    assert run.speedup.value == pytest.approx(tokens * target / (4 * draft + target))
+    assert run.speedup.value == pytest.approx(run.rule.value)
+
+
+def test_verification_at_the_full_cache():
+    section = facts()["speculative"]
+    full = section["full"]
+    batch, per_position = full.batch, 4 * 32 * 4096
+    multiplied = parameters(LLAMA_3_1_8B_CONFIG) - 2 * 4096 * 32 - 4096   # the norms are read, not multiplied
+    matmuls = max(2 * parameters(LLAMA_3_1_8B_CONFIG) / BANDWIDTH, batch * 5 * 2 * multiplied / COMPUTE)
+    attention = max(batch * HELD * cache_per_token(LLAMA_3_1_8B_CONFIG) / BANDWIDTH,
+                    batch * 5 * per_position * HELD / COMPUTE)
+    assert full.verify.value == pytest.approx(matmuls + attention)
+    assert full.verify_ratio.value > 1.5, "past the ridge a pass over five positions costs more than a step"
+    assert full.speedup.value < full.rule.value
+
+
+def test_a_larger_target_makes_the_same_draft_cheaper():
+    # at batch 1 both steps are their bytes over the same bandwidth: 70B in fp8 reads over four times the 8B in bf16
+    answer = SPECULATIVE.run({**SPECULATIVE.defaults, "model": "llama-3.1-70b", "weights": "fp8"}, None,
+                             ["speculative.run.cost"])
+    assert answer["ok"] and float(answer["refs"]["speculative.run.cost"][0]) < facts()["speculative"]["run"].cost.value / 4
+
+
+def test_the_break_even_batch_is_where_the_speedup_crosses_one():
+    doubtful = facts()["speculative"]["doubtful"]
+    stops = int(doubtful.stops.value)
+    assert doubtful.at(stops) < 1 <= doubtful.at(stops - 1)
+
+
+def test_a_free_drafter_gets_the_whole_tokens_per_pass_at_batch_one():
+    lookup = facts()["speculative"]["ngram"]
+    assert lookup.draft_step.value == 0 and lookup.speedup.value == pytest.approx((1 - 0.8 ** 5) / 0.2)
+
+
+def test_rejection_sampling_recovers_the_target():
+    draws = random.Random(5)
+    for _ in range(200):
+        p = [draws.random() ** 3 for _ in range(6)]
+        q = [draws.random() for _ in range(6)]
+        p, q = [x / sum(p) for x in p], [x / sum(q) for x in q]
+        check_ = speculative.Verification(NAMES, tuple(p), tuple(q))
+        alpha = sum(min(a, b) for a, b in zip(p, q))
+        residual = [max(0.0, a - b) / sum(max(0.0, a - b) for a, b in zip(p, q)) for a, b in zip(p, q)]
+        out = [b * min(1, a / b) + (1 - alpha) * r for a, b, r in zip(p, q, residual)]
+        assert check_.acceptance.value == pytest.approx(alpha)
+        assert check_.output == pytest.approx(p) and out == pytest.approx(p)
+
+
+def test_every_worked_line_adds_up():
+    namespace = facts()
+    for path, value in leaves({"sampling": namespace["sampling"], "speculative": namespace["speculative"]}, depth=5):
+        if isinstance(value, Result) and value.worked:
+            assert check(value.worked) == [], path
+
+
+# ---- The calculators in CPython
+
+@pytest.mark.parametrize("values, field", [
+    ({"top_p": "0"}, "top_p"), ({"top_p": "1.5"}, "top_p"), ({"top_k": "-1"}, "top_k"), ({"temperature": "-0.5"}, "temperature"),
+    ({"logit_3": "abc"}, "logit_3"), ({"logit_0": "1e400"}, "logit_0"), ({"min_p": "2"}, "min_p"), ({"seed": "1.5"}, "seed"),
+])
+def test_the_sampling_calculator_refuses_nonsense(values, field):
+    answer = SAMPLING.run({**SAMPLING.defaults, **values}, None, ["sampling.token"])
+    assert not answer["ok"] and field in answer["errors"], answer
+
+
+@pytest.mark.parametrize("values, field", [
+    ({"acceptance": "1.2"}, "acceptance"), ({"drafted": "0"}, "drafted"), ({"drafted": "2.5"}, "drafted"),
+    ({"spec_batch": "0"}, "spec_batch"), ({"drafter": "gpt-5"}, "drafter"), ({"held": "131070"}, "held"),
+    ({"model": "llama-3.1-70b"}, "model"), ({"model": "mixtral-8x7b"}, "model"),
+])
+def test_the_speculative_calculator_refuses_nonsense(values, field):
+    answer = SPECULATIVE.run({**SPECULATIVE.defaults, **values}, None, ["speculative.run.speedup"])
+    assert not answer["ok"] and field in answer["errors"], answer
+
+
+def test_the_calculators_in_cpython_follow_the_page():
+    answer = SAMPLING.run(SAMPLING.defaults, None, ["sampling.token", "sampling.stage.top_p.kept"], ["sampling-filters"])
+    assert answer["refs"]["sampling.token"][0] == "“ floor”" and answer["refs"]["sampling.stage.top_p.kept"][0] == "3"
+    assert [c["x"] for c in answer["curves"]["sampling-filters"]["curves"]] == [list(NAMES)] * 5
+    greedy = SAMPLING.run({**SAMPLING.defaults, "temperature": "0"}, None, ["sampling.token"])
+    assert greedy["refs"]["sampling.token"][0] == "“ mat”"
+    spec = SPECULATIVE.run({**SPECULATIVE.defaults, "acceptance": "1", "drafter": "ngram"}, None,
+                           ["speculative.run.per_pass", "speculative.run.speedup"], ["speculative-speedup", "speculative-batch"])
+    assert spec["refs"]["speculative.run.per_pass"][0] == "5 tokens" and spec["refs"]["speculative.run.speedup"][0] == "5.00×"
+    assert len(spec["curves"]["speculative-speedup"]["curves"]) == 5
+
+
+# ---- In Chromium, over file://, with the network blocked.
+
+SAMPLER = Calculator("sampling")
+SPEC = Calculator("speculative")
+
+
+@pytest.fixture(scope="module")
+def decode_page(browser, tmp_path_factory):
+    yield from booted_page(browser, tmp_path_factory, "13", "sampling")
+
+
+@pytest.mark.parametrize("inputs", [
+    {"logit_0": "1.5", "logit_5": "6", "temperature": "1.3", "min_p": "0", "top_k": "0", "top_p": "0.5", "seed": "7"},
+    {"logit_2": "-20", "temperature": "0", "min_p": "0.5", "top_k": "1", "top_p": "1", "seed": "0"},
+])
+def test_the_sampler_follows_cpython(decode_page, inputs):
+    page = decode_page.page
+    assert SAMPLER.set(page, **{**SAMPLING.defaults, **inputs}) == "computed"
+    shown = SAMPLER.live(page)
+    expected = SAMPLING.run({**SAMPLING.defaults, **inputs}, None, list(shown), [], False)
+    assert shown == {ref: text for ref, (text, _) in expected["refs"].items()}
+
+
+@pytest.mark.parametrize("inputs", [
+    {"acceptance": "0.6", "drafted": "3", "drafter": "eagle", "spec_batch": "64", "held": "500", "card": "h100-sxm"},
+    {"acceptance": "0.95", "drafted": "8", "drafter": "llama-3.2-1b", "spec_batch": "1", "held": "8000", "card": "l4"},
+    {"acceptance": "0.7", "drafted": "5", "drafter": "llama-3.2-1b", "spec_batch": "32", "model": "llama-3.1-70b",
+     "weights": "fp8", "card": "h100-sxm"},
+])
+def test_speculation_follows_cpython(decode_page, inputs):
+    page = decode_page.page
+    assert SPEC.set(page, **{**SPECULATIVE.defaults, **inputs}) == "computed"
+    shown = SPEC.live(page)
+    expected = SPECULATIVE.run({**SPECULATIVE.defaults, **inputs}, None, list(shown), [], False)
+    assert shown == {ref: text for ref, (text, _) in expected["refs"].items()}
+
+
+@pytest.mark.parametrize("calculator, declared, field, value", [
+    (SAMPLER, SAMPLING, "top_p", "0"), (SAMPLER, SAMPLING, "top_p", "1.01"), (SAMPLER, SAMPLING, "top_k", "-1"),
+    (SAMPLER, SAMPLING, "temperature", "-1"), (SAMPLER, SAMPLING, "logit_1", "3,5"), (SAMPLER, SAMPLING, "seed", ""),
+    (SPEC, SPECULATIVE, "acceptance", "1.5"), (SPEC, SPECULATIVE, "drafted", "0"), (SPEC, SPECULATIVE, "spec_batch", "lots"),
+    (SPEC, SPECULATIVE, "held", "131072"), (SPEC, SPECULATIVE, "model", "llama-3.1-405b"),
+])
+def test_bad_input_gets_a_message(decode_page, calculator, declared, field, value):
+    page = decode_page.page
+    defaults = declared.defaults
+    calculator.set(page, **defaults)
+    expected = declared.run({**defaults, field: value}, None, [], [], False)["errors"][field]
+    after = calculator.refuse(page, field, value, expected)
+    assert not any("Traceback" in text for text in after.values())
+    calculator.set(page, **{field: defaults[field]})

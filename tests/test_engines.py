@@ -1,0 +1,331 @@
+"""Document 12: a vLLM launch line read onto the ladder, LoRA slots, and static against continuous
+batching, each checked against values derived here by hand from the config's numbers and the card's
+memory; the launch calculator in CPython and in Chromium over file://, with its bad-input battery."""
+from __future__ import annotations
+
+import math
+import shlex
+from dataclasses import replace
+
+import pytest
+
+from arithmetic import check
+from calc import batching, kvcache, launch, lora
+from calc.calculators import LAUNCH
+from calc.cards import CARDS
+from calc.facts import facts
+from calc.fields import COMMAND
+from calc.models import LLAMA_3_1_8B_CONFIG, LLAMA_3_1_70B_CONFIG
+from calc.present import leaves
+from calc.stack import REFERENCE
+from calc.units import GiB, MiB, Result
+from conftest import Calculator, booted_page
+
+H100 = replace(REFERENCE, card=CARDS["h100-sxm"])
+BLOCK, TYPICAL = 16, 2304                    # the stack's block, and its typical conversation in whole blocks
+RESERVE = REFERENCE.activation_reserve_bytes  # document 06's named assumption
+
+
+def parameters(config: dict) -> int:
+    """A Llama-shaped model's parameters from its config: embedding, blocks, final norm and head."""
+    hidden, layers = config["hidden_size"], config["num_hidden_layers"]
+    head = hidden // config["num_attention_heads"]
+    kv = config["num_key_value_heads"] * head
+    block = hidden * hidden * 2 + hidden * kv * 2 + 3 * hidden * config["intermediate_size"] + 2 * hidden
+    return config["vocab_size"] * hidden * 2 + layers * block + hidden
+
+
+def by_hand(config: dict, pool: float, tp: int, kv_bytes: int, limit: int, lora_bytes: float = 0) -> dict:
+    """The per-GPU ladder of a launch line, from the config alone."""
+    weights = parameters(config) * 2 / tp
+    budget = pool - weights - RESERVE - lora_bytes
+    heads = max(config["num_key_value_heads"] // tp, 1)
+    per_token = 2 * config["num_hidden_layers"] * heads * (config["hidden_size"] // config["num_attention_heads"]) * kv_bytes
+    capacity = int(budget // (BLOCK * per_token)) * BLOCK
+    return {"weights": weights, "budget": budget, "per_token": per_token, "capacity": capacity,
+            "worst": capacity // (math.ceil(limit / BLOCK) * BLOCK), "paged": capacity // TYPICAL}
+
+
+def test_the_reference_line_is_the_reference_ladder():
+    stack = launch.read(REFERENCE.serving.command, REFERENCE)
+    assert stack == REFERENCE, "the default command is the reference stack, read"
+    one, ladder = launch.shard(stack), kvcache.ladder(REFERENCE)
+    assert one.kv_budget == ladder.kv_budget and one.token_capacity == ladder.token_capacity
+    assert (one.users_worst.value, one.users_paged.value) == (ladder.users_worst.value, ladder.users_paged.value)
+
+
+@pytest.mark.parametrize("line, config, tp, kv_bytes, limit", [
+    ("vllm serve meta-llama/Llama-3.1-8B-Instruct --gpu-memory-utilization 0.9 --max-model-len 8192",
+     LLAMA_3_1_8B_CONFIG, 1, 2, 8192),
+    ("vllm serve meta-llama/Llama-3.1-70B-Instruct --tensor-parallel-size=4 --max-model-len 16k "
+     "--gpu-memory-utilization 0.9 --kv-cache-dtype fp8", LLAMA_3_1_70B_CONFIG, 4, 1, 16_000),
+    ("python3 -m vllm.entrypoints.openai.api_server --model meta-llama/Llama-3.1-70B-Instruct \\\n"
+     "  -tp 8 --max-model-len 8K --gpu-memory-utilization=0.9", LLAMA_3_1_70B_CONFIG, 8, 2, 8192),
+    ("vllm serve meta-llama/Llama-3.1-70B-Instruct -tp 16 --max-model-len 4096 --gpu-memory-utilization 0.9",
+     LLAMA_3_1_70B_CONFIG, 16, 2, 4096),
+])
+def test_a_launch_lines_ladder_by_hand(line, config, tp, kv_bytes, limit):
+    stack = launch.read(line, H100)
+    one = launch.shard(stack)
+    pool = kvcache.ladder(stack).pool.value      # rung 2 is document 06's ladder, tested there
+    expected = by_hand(config, pool, tp, kv_bytes, limit)
+    assert one.weights.value == pytest.approx(expected["weights"])
+    assert one.kv_budget.value == pytest.approx(expected["budget"])
+    assert one.per_token.value == expected["per_token"]
+    assert one.token_capacity.value == expected["capacity"]
+    assert (one.users_worst.value, one.users_paged.value) == (expected["worst"], expected["paged"])
+    assert stack.context_limit == limit
+
+
+def test_a_cache_set_in_bytes_replaces_the_utilisation():
+    line = "vllm serve meta-llama/Llama-3.1-8B-Instruct --max-model-len 8192 --kv-cache-memory-bytes 20G"
+    one = launch.shard(launch.read(line, H100))
+    c = LLAMA_3_1_8B_CONFIG
+    per_token = 2 * c["num_hidden_layers"] * c["num_key_value_heads"] * (c["hidden_size"] // c["num_attention_heads"]) * 2
+    assert one.kv_budget.value == 20 * GiB
+    assert one.token_capacity.value == int(20 * GiB // (BLOCK * per_token)) * BLOCK
+
+
+def test_max_num_seqs_binds_only_below_memory():
+    capped = launch.shard(launch.read(launch.CAP_EXAMPLE, H100))
+    assert capped.users_paged.value > 256 and capped.admitted_paged.value == 256
+    assert "--max-num-seqs" in capped.binds
+    free = launch.shard(launch.read(REFERENCE.serving.command, H100))
+    assert free.admitted_paged.value == free.users_paged.value < 1024
+
+
+@pytest.mark.parametrize("card, seqs, chunk", [("h100-sxm", 1024, 8192), ("h200-sxm", 1024, 8192),
+                                               ("mi300x", 1024, 8192), ("a100-80", 256, 2048),
+                                               ("l40s", 256, 2048), ("l4", 256, 2048)])
+def test_vllms_defaults_follow_the_card(card, seqs, chunk):
+    # arg_utils.get_batch_defaults: 70 GiB or more and not an A100 gets the larger defaults
+    assert (launch.default_max_num_seqs(CARDS[card]), launch.default_max_num_batched_tokens(CARDS[card])) == (seqs, chunk)
+
+
+def test_flags_are_read_the_way_vllm_reads_them():
+    base = "vllm serve meta-llama/Llama-3.1-8B-Instruct"
+    assert launch.read(f"{base} --max-model-len 8k", REFERENCE).context_limit == 8000
+    assert launch.read(f"{base} --max-model-len 8K", REFERENCE).context_limit == 8192
+    assert launch.read(f"{base} --max-model-len auto", REFERENCE).context_limit == REFERENCE.model.max_position_embeddings
+    assert launch.read(f"{base} --max-model-len=2048", REFERENCE).context_limit == 2048
+    assert launch.read(f"{base} --gpu-memory-utilization 0.8 --gpu-memory-utilization 0.7",
+                       REFERENCE).gpu_memory_utilization == 0.7
+    assert launch.read(base, REFERENCE).gpu_memory_utilization == 0.92            # CacheConfig's default
+    assert launch.read(f"{base} --quantization awq", REFERENCE).weight_precision.name == "int4"
+    assert launch.read(f"{base} --kv-cache-dtype fp8_e5m2", REFERENCE).kv_precision.name == "fp8"
+    assert launch.read("vllm serve 'meta-llama/Llama-3.1-8B-Instruct' \\\n --block-size 32", REFERENCE).block_size == 32
+    assert launch.read("vllm serve neuralmagic/Meta-Llama-3.1-8B-Instruct-FP8", REFERENCE).weight_precision.name == "fp8"
+    noted = launch.read(f"{base} --port 8000 --enforce-eager --max-loras 4 --max-model-len 8192", REFERENCE).serving.notes
+    assert "--port" in noted and "--enforce-eager" in noted and "without --enable-lora" in noted
+
+
+@pytest.mark.parametrize("line", [
+    "vllm serve 'meta-llama/Llama-3.1-8B-Instruct' --served-model-name \"my model\" --port=8000",
+    "vllm serve a\\ b  --chat-template '{{ x }}'  \"it's\" ''",
+    'python -m vllm.entrypoints.openai.api_server --model "meta-llama/Llama-3.1-8B-Instruct"\t-tp 2',
+])
+def test_words_are_split_as_shlex_splits_them(line):
+    assert launch.tokens_of(line) == shlex.split(line)
+
+
+def test_a_backslash_before_a_line_break_joins_the_lines_as_a_shell_does():
+    assert launch.tokens_of("vllm serve m \\\n  --port 1") == ["vllm", "serve", "m", "--port", "1"]
+
+
+@pytest.mark.parametrize("line, message", [
+    ("vllm serve meta-llama/Llama-3.1-8B-Instruct --foo 3", "--foo is not a vLLM flag this calculator knows"),
+    ("vllm serve meta-llama/Llama-3.1-8B-Instruct --gpu-memory-utilization 90", "write 0.9"),
+    ("vllm serve meta-llama/Llama-3.1-8B-Instruct --gpu-memory-utilization 1.5", "at most 1"),
+    ("vllm serve meta-llama/Llama-3.1-8B-Instruct --max-model-len 200000", "beyond Llama 3.1 8B Instruct's 131,072 positions"),
+    ("vllm serve meta-llama/Llama-3.1-8B-Instruct --tensor-parallel-size 3", "does not divide"),
+    ("vllm serve meta-llama/Llama-3.1-8B-Instruct --tensor-parallel-size 12", "does not divide"),
+    ("vllm serve 'meta-llama/Llama-3.1-8B-Instruct", "a quotation mark is never closed"),
+    ("vllm serve meta-llama/Llama-3.1-8B-Instruct \\", "lone backslash"),
+    ("vllm serve meta-llama/Llama-3.1-8B-Instruct\n--max-model-len 8192", "without a backslash"),
+    ("vllm serve acme/secret-model", "not a model calc has the config of"),
+    ("vllm serve", "name the model"),
+    ("ollama run llama3", "start the line with vllm serve"),
+    ("vllm serve meta-llama/Llama-3.1-8B-Instruct --max-model-len", "needs a value"),
+    ("vllm serve meta-llama/Llama-3.1-8B-Instruct --enforce-eager=true", "is a switch"),
+    ("vllm serve meta-llama/Llama-3.1-8B-Instruct --max-model-len 8192 extra", "stands alone"),
+    ("vllm serve meta-llama/Llama-3.1-8B-Instruct --max-num-seqs 512 --max-num-batched-tokens 256", "at least --max-num-seqs"),
+    ("vllm serve meta-llama/Llama-3.1-8B-Instruct --max-lora-rank 24 --enable-lora", "vLLM accepts 1, 8, 16"),
+    ("vllm serve mistralai/Mixtral-8x7B-Instruct-v0.1 -tp 2 --enable-lora", "dense models"),
+    ("vllm serve meta-llama/Llama-3.1-405B-Instruct", "leave no cache"),
+    ("vllm serve meta-llama/Llama-3.1-8B-Instruct --max-model-len 200000 --gpu-memory-utilization 0.3",
+     "beyond Llama 3.1 8B Instruct's"),
+    ("vllm serve meta-llama/Llama-3.1-8B-Instruct --gpu-memory-utilization 0.3", "less than one sequence"),
+    ("vllm serve meta-llama/Llama-3.1-8B-Instruct --max-model-len " + "9" * 40, "too long to be a count"),
+    ("vllm serve meta-llama/Llama-3.1-8B-Instruct --pipeline-parallel-size 2", "one tensor-parallel group"),
+    ("vllm serve meta-llama/Llama-3.1-8B-Instruct --dtype float32", "16 bits or fewer"),
+    ("vllm serve meta-llama/Llama-3.1-8B-Instruct --kv-cache-dtype nvfp4", "calc models"),
+    ("vllm serve meta-llama/Llama-3.1-8B-Instruct --max-model-len 1.5K", "binary suffix"),
+    ("vllm serve neuralmagic/Meta-Llama-3.1-8B-Instruct-FP8 --quantization awq", "contradicts the checkpoint"),
+    ("vllm serve meta-llama/Llama-3.1-8B-Instruct --enable-lora --lora-target-modules q_proj v_proj",
+     "cannot honour a narrower list"),
+    ("vllm serve meta-llama/Llama-3.1-8B-Instruct --kv-cache-memory-bytes 100G", "more than H100 SXM 80 GB holds"),
+    ("vllm serve meta-llama/Llama-3.1-8B-Instruct -tp 2 --enable-lora --fully-sharded-loras", "cannot honour it"),
+])
+def test_what_cannot_be_read_is_refused_by_name(line, message):
+    answer = LAUNCH.run({**LAUNCH.defaults, "command": line}, None, [], [], False)
+    assert not answer["ok"] and message in answer["errors"]["command"], answer
+
+
+@pytest.mark.parametrize("text, message", [
+    ("", "is empty"), ("   ", "is empty"), ("vllm serve x\u200b", "does not print"), ("v" * 4001, "over 4,000 characters"),
+])
+def test_the_text_field_refuses_what_is_not_a_line(text, message):
+    with pytest.raises(ValueError, match=message):
+        COMMAND.parse(text)
+
+
+# ---- LoRA, from the config's shapes
+
+def test_an_adapters_bytes_by_hand():
+    c = LLAMA_3_1_8B_CONFIG
+    h, i, layers = c["hidden_size"], c["intermediate_size"], c["num_hidden_layers"]
+    kv = c["num_key_value_heads"] * h // c["num_attention_heads"]
+    pairs = [(h, h), (h, kv), (h, kv), (h, h), (h, i), (h, i), (i, h)]       # q k v o gate up down
+    per_layer = sum(16 * (a + b) for a, b in pairs)
+    section = facts()["lora"]
+    assert section["per_layer"].value == per_layer
+    assert section["adapter"].value == layers * per_layer * 2 == 80 * MiB
+    assert section["adapter_qv"].value == layers * 16 * ((h + h) + (h + kv)) * 2
+    assert section["reserved"].value == 8 * layers * per_layer * 2
+    per_token = 2 * layers * c["num_key_value_heads"] * (h // c["num_attention_heads"]) * 2
+    assert section["tokens"].value == 8 * layers * per_layer * 2 / per_token == 5120
+
+
+def test_lora_slots_split_as_vllm_splits_them():
+    # column-parallel (q, k, v, gate, up): A whole, B split; row-parallel (o, down): A split, B whole
+    c = LLAMA_3_1_8B_CONFIG
+    h, i = c["hidden_size"], c["intermediate_size"]
+    kv = c["num_key_value_heads"] * h // c["num_attention_heads"]
+    tp, r = 2, 64
+    column = [(h, h), (h, kv), (h, kv), (h, i), (h, i)]
+    row = [(h, h), (i, h)]
+    expected = sum(r * (a + b // tp) for a, b in column) + sum(r * (a // tp + b) for a, b in row)
+    model = REFERENCE.model
+    assert lora.parameters_per_layer(model, r, "all", tp) == expected
+    line = ("vllm serve meta-llama/Llama-3.1-8B-Instruct -tp 2 --max-model-len 8192 --gpu-memory-utilization 0.9 "
+            "--enable-lora --max-loras 4 --max-lora-rank 64")
+    one = launch.shard(launch.read(line, H100))
+    assert one.lora.value == 4 * c["num_hidden_layers"] * expected * 2
+    pool = kvcache.ladder(REFERENCE).pool.value
+    assert one.kv_budget.value == pytest.approx(pool - parameters(c) * 2 / 2 - RESERVE - one.lora.value)
+
+
+# ---- Static against continuous batching, simulated step by step here
+
+def simulate(requests, slots: int, continuous: bool) -> list[list[str]]:
+    """One step at a time: who holds each slot, by the two rules."""
+    waiting, seats, left, grid, step = list(requests), [""] * slots, {}, [], 0
+    while waiting or any(seats):
+        if continuous or not any(seats):
+            for s in range(slots):
+                arrived = [r for r in waiting if r.arrives <= step]
+                if not seats[s] and arrived:
+                    seats[s] = arrived[0].name
+                    left[arrived[0].name] = arrived[0].tokens
+                    waiting.remove(arrived[0])
+        grid.append(list(seats))
+        for s in range(slots):
+            if seats[s]:
+                left[seats[s]] -= 1
+                if not left[seats[s]]:
+                    seats[s] = ""
+        step += 1
+    return [[row[s] for row in grid] for s in range(slots)]
+
+
+@pytest.mark.parametrize("schedule, continuous", [(batching.static, False), (batching.continuous, True)])
+def test_the_schedules_match_a_step_by_step_simulation(schedule, continuous):
+    made = schedule()
+    assert [list(row) for row in made.grid] == simulate(batching.EXAMPLE, batching.SLOTS, continuous)
+    tokens = sum(r.tokens for r in batching.EXAMPLE)
+    assert made.utilisation.value == tokens / (batching.SLOTS * len(made.grid[0]))
+    first = {name: min(step for row in made.grid for step, held in enumerate(row) if held == name)
+             for name in (r.name for r in batching.EXAMPLE)}
+    waits = [first[r.name] - r.arrives for r in batching.EXAMPLE]
+    assert made.mean_wait.value == sum(waits) / len(waits)
+
+
+def test_continuous_batching_never_does_worse_on_the_example():
+    section = facts()["batching"]
+    assert section["continuous"].steps.value < section["static"].steps.value
+    assert section["continuous"].mean_wait.value < section["static"].mean_wait.value
+
+
+def test_every_worked_line_adds_up():
+    namespace = facts()
+    for path, value in leaves({k: namespace[k] for k in ("engines", "lora", "batching")}, depth=6):
+        if isinstance(value, Result) and value.worked:
+            assert check(value.worked) == [], path
+
+
+def test_every_flag_names_its_source():
+    assert all(flag.source for flag in launch.FLAGS) and all(k.source for k in launch.KNOBS.values())
+    assert launch.BY_NAME["--gpu-memory-utilization"].default == "0.92"
+    assert launch.BY_NAME["--block-size"].default == "16" and launch.BY_NAME["--max-lora-rank"].default == "16"
+
+
+def test_other_engines_fractions_by_hand():
+    others = facts()["engines"]["others"]
+    ladder = kvcache.ladder(REFERENCE)
+    weights = parameters(LLAMA_3_1_8B_CONFIG) * 2
+    assert others["sglang_budget"].value == pytest.approx(ladder.pool.value - weights)
+    c = LLAMA_3_1_8B_CONFIG
+    per_token = 2 * c["num_hidden_layers"] * c["num_key_value_heads"] * (c["hidden_size"] // c["num_attention_heads"]) * 2
+    trt = 0.9 * (ladder.capacity.value - weights - RESERVE)
+    assert others["trt_capacity"].value == int(trt // (BLOCK * per_token)) * BLOCK
+    assert others["llama_per_slot"].value == others["llama_total"].value // 4 == REFERENCE.context_limit
+
+
+# ---- In Chromium, over file://, with the network blocked.
+
+CALC = Calculator("launch")
+
+
+@pytest.fixture(scope="module")
+def launch_page(browser, tmp_path_factory):
+    yield from booted_page(browser, tmp_path_factory, "12", "launch")
+
+
+@pytest.mark.parametrize("inputs", [
+    {"card": "h100-sxm", "command": "vllm serve meta-llama/Llama-3.1-70B-Instruct \\\n  --tensor-parallel-size 4 "
+                                    "--max-model-len 16k --kv-cache-dtype fp8 --max-num-seqs 64"},
+    {"card": "a100-80", "command": "vllm serve meta-llama/Llama-3.1-8B-Instruct --enable-lora --max-loras 8 "
+                                   "--max-model-len=32768 --port 8000"},
+    {"card": "l4", "command": "python -m vllm.entrypoints.openai.api_server --model meta-llama/Llama-3.2-1B-Instruct "
+                              "--gpu-memory-utilization 0.8 --max-model-len 8192"},
+])
+def test_the_calculator_follows_cpython(launch_page, inputs):
+    page = launch_page.page
+    assert CALC.set(page, **inputs) == "computed"
+    shown = CALC.live(page)
+    expected = LAUNCH.run({**LAUNCH.defaults, **inputs}, None, list(shown), [], False)
+    assert shown == {ref: text for ref, (text, _) in expected["refs"].items()}
+
+
+@pytest.mark.parametrize("value", [
+    "", "vllm serve meta-llama/Llama-3.1-8B-Instruct --foo 3",
+    "vllm serve meta-llama/Llama-3.1-8B-Instruct --gpu-memory-utilization 90",
+    "vllm serve meta-llama/Llama-3.1-8B-Instruct --max-model-len 1000000",
+    "vllm serve meta-llama/Llama-3.1-8B-Instruct -tp 3", "vllm serve \"meta-llama/Llama-3.1-8B-Instruct",
+    "vllm serve acme/secret-model", "vllm serve meta-llama/Llama-3.1-8B-Instruct\u202e",
+])
+def test_bad_input_gets_a_message(launch_page, value):
+    page = launch_page.page
+    CALC.set(page, **LAUNCH.defaults)
+    expected = LAUNCH.run({**LAUNCH.defaults, "command": value}, None, [], [], False)["errors"]["command"]
+    after = CALC.refuse(page, "command", value, expected)
+    assert not any("Traceback" in text for text in after.values())
+    CALC.set(page, **LAUNCH.defaults)
+
+
+def test_a_card_too_small_for_the_line_is_refused_in_the_page(launch_page):
+    page = launch_page.page
+    CALC.set(page, **LAUNCH.defaults)
+    assert CALC.set(page, command="vllm serve meta-llama/Llama-3.1-70B-Instruct --max-model-len 8192") == "invalid"
+    assert "vLLM stops at start-up" in page.text_content(f"{CALC.selector} [data-error-for=command]")
+    CALC.set(page, **LAUNCH.defaults)

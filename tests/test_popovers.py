@@ -1,0 +1,94 @@
+"""Every number explains itself: a popover with its formula, arithmetic, inputs, source and home,
+by click, tap or keyboard, before Python starts and after a calculator recomputes."""
+from __future__ import annotations
+
+import pytest
+from playwright.sync_api import expect
+
+from calc.calculators import CAPACITY
+from calc.facts import facts
+from calc.present import resolve
+from conftest import Calculator, booted_page
+
+DOC = "06-kv-cache.html"
+FACTS = facts()
+
+
+@pytest.fixture
+def page(watched):
+    page = watched.page
+    page.goto(watched.url_of(DOC, "#deep"))
+    return page
+
+
+def _popover(page) -> str:
+    expect(page.locator("#number-popover")).to_be_visible()
+    return page.text_content("#number-popover")
+
+
+def test_a_sample_of_numbers_shows_calcs_own_arithmetic(page):
+    paths = page.eval_on_selector_all(".form-deep .ref[data-ref]:not([data-ref*='|'])",
+                                      "nodes => [...new Set(nodes.map(n => n.dataset.ref))]")
+    sample = [p for p in paths if getattr(resolve(FACTS, p), "worked", "")][:25]
+    assert len(sample) >= 20
+    for path in sample:
+        page.locator(f".form-deep .ref[data-ref='{path}']").first.click()
+        text = _popover(page)
+        result = resolve(FACTS, path)
+        assert result.worked in text, path
+        if result.formula:
+            assert result.formula in text, path
+        page.keyboard.press("Escape")
+
+
+def test_inputs_walk_back_to_the_datasheet_and_return(page):
+    page.locator(".form-deep .ref[data-ref='ladder.users_worst']").first.click()
+    assert "Derived in document 06" in _popover(page)
+    inputs = page.locator(".popover-input")
+    assert inputs.count() == 2 and "token capacity" in inputs.first.text_content()
+    inputs.first.click()
+    assert resolve(FACTS, "ladder.token_capacity").worked in _popover(page)
+    page.click(".popover-back")
+    assert resolve(FACTS, "ladder.users_worst").worked in _popover(page)
+
+
+def test_the_pool_leads_to_cudas_total_and_its_source(page):
+    page.locator(".form-deep .ref[data-ref='ladder.pool']").first.click()
+    page.locator(".popover-input", has_text="capacity").first.click()
+    assert "Derived in document 06" in _popover(page)
+    page.locator(".popover-input", has_text="cuda capacity").first.click()
+    text = _popover(page)
+    assert "79.22 GiB" in text and "Source: vLLM's start-up log" in text
+
+
+def test_the_keyboard_opens_enters_and_closes_the_popover(page):
+    first = page.locator(".ref").first
+    first.focus()
+    expect(page.locator("#number-popover")).to_be_visible()
+    assert first.get_attribute("aria-expanded") == "true"
+    page.keyboard.press("Enter")
+    assert page.evaluate("document.getElementById('number-popover').contains(document.activeElement)")
+    page.keyboard.press("Escape")
+    expect(page.locator("#number-popover")).to_be_hidden()
+    assert page.evaluate("document.activeElement.classList.contains('ref')")
+
+
+def test_typed_text_never_becomes_markup_in_a_popover(page):
+    page.locator(".form-deep .ref[data-ref='ladder.kv_budget']").first.click()
+    assert page.locator("#number-popover script, #number-popover img").count() == 0
+
+
+@pytest.fixture(scope="module")
+def capacity_page(browser, tmp_path_factory):
+    yield from booted_page(browser, tmp_path_factory, "06", "capacity")
+
+
+def test_after_a_recompute_the_popover_follows_the_calculator(capacity_page):
+    page = capacity_page.page
+    calculator = Calculator("capacity")
+    assert calculator.set(page, card="h200-sxm") == "computed"
+    expected = CAPACITY.run({**CAPACITY.defaults, "card": "h200-sxm"}, None, ["ladder.kv_budget"], [], False)
+    node = page.locator("[data-live~=capacity] .ref[data-ref='ladder.kv_budget']").first
+    node.click()
+    text = _popover(page)
+    assert expected["refs"]["ladder.kv_budget"][1] in text and expected["refs"]["ladder.kv_budget"][0] in text
