@@ -537,10 +537,50 @@ PRODUCTION = Calculator(
     curves={"latency-vs-rate": latency_vs_rate},
 )
 
+
+def _output_sets_conversation(stack: Stack, output: int) -> Stack:
+    """Document 00 sizes the paged case on the request it times: its conversation is prompt + output."""
+    stack = OUTPUT.apply(stack, output)
+    return replace(stack, typical_conversation=stack.workload.prompt + output)
+
+
+START_FIELDS = (MODEL, CARD, WEIGHTS, KV, CONTEXT_LIMIT, RATE, PROMPT,
+                replace(OUTPUT, apply=_output_sets_conversation))
+
+
+def request_runs(parsed: Mapping[str, Any]) -> dict[str, str]:
+    """Document 00's request must fit the context limit, the model's positions and, with its cache, the card."""
+    if {"prompt", "output", "context_limit"} <= parsed.keys() \
+            and parsed["prompt"] + parsed["output"] > parsed["context_limit"]:
+        return {"output": (f"prompt + output is {parsed['prompt'] + parsed['output']:,} tokens, over the context "
+                           f"limit ({parsed['context_limit']:,} tokens)")}
+    stack = stack_of(parsed, START_FIELDS)
+    if stack is None:
+        return {}
+    from . import journey
+    problem = journey.fits(stack, parsed["prompt"], parsed["output"])
+    return {"prompt": problem} if problem else {}
+
+
+def start_load(namespace: Facts) -> dict:
+    """Each phase's card load, whole GPUs and $ per M tokens at request rates around the stack's own."""
+    from .start import load_curves, load_rows
+    curves = load_curves(namespace.stack)
+    return {"curves": curves, "rows": load_rows(curves)}
+
+
+START = Calculator(
+    name="start",
+    label="The reference stack, every track on one screen",
+    fields=START_FIELDS,
+    checks=(request_runs,),
+    curves={"start-load": start_load},
+)
+
 CALCULATORS: dict[str, Calculator] = {c.name: c for c in (CAPACITY, PHASES, JOURNEY, HARDWARE, TOKENS, ANATOMY,
                                                            ATTENTION, POSITION, NUMBER_FORMATS, PRECISION, CACHE_OPS,
                                                            LAUNCH, SAMPLING, SPECULATIVE, PLANNING,
-                                                           PARALLEL, PRODUCTION)}
+                                                           PARALLEL, PRODUCTION, START)}
 
 
 def run_json(request: str) -> str:

@@ -307,6 +307,7 @@ SECTIONS: dict[str, Callable[[Stack, "Facts"], object]] = {
     "sampling": lambda stack, made: _sampling(stack),
     "speculative": lambda stack, made: _speculative(stack),
     "production": lambda stack, made: _production(stack),
+    "start": lambda stack, made: _start(stack, made),
 }
 
 
@@ -418,6 +419,11 @@ def _speculative(stack: Stack) -> object:
 def _production(stack: Stack) -> object:
     from . import production
     return production.section(stack)
+
+
+def _start(stack: Stack, made: "Facts") -> object:
+    from . import start
+    return start.section(stack, made)
 
 
 class Facts(Mapping[str, object]):

@@ -19,6 +19,7 @@ from calc.calculators import users_vs_utilisation as users_vs_utilisation_data
 from calc.calculators import sampling_filters as sampling_filters_data
 from calc.calculators import speculative_speedup as speculative_speedup_data
 from calc.calculators import speculative_batch as speculative_batch_data
+from calc.calculators import start_load as start_load_data
 from calc.journey import SHARE_CURVE_OUTPUTS
 from calc.hardware import roofline_curves
 from calc.roofline import CURVE_BATCHES
@@ -525,6 +526,40 @@ def latency_vs_rate(namespace: Mapping[str, Any]) -> dict[str, Any]:
     }
 
 
+def start_load(namespace: Mapping[str, Any]) -> dict[str, Any]:
+    """Card load by phase (stacked bars), the whole GPUs it rounds up to, and $ per M tokens (right axis), by request rate."""
+    data = start_load_data(namespace)
+    prefill, decode, gpus, dollars = data["curves"]
+    series = [
+        {**prefill, "type": "bar", "marker": {"color": "#0f766e"},
+         "hovertemplate": "%{x}: %{y:.2f} cards<extra>prefill</extra>"},
+        {**decode, "type": "bar", "marker": {"color": "#7c3aed"},
+         "hovertemplate": "%{x}: %{y:.2f} cards<extra>decode</extra>"},
+        {**gpus, "type": "scatter", "mode": "markers", "marker": {"color": "#1c1917", "size": 12, "symbol": "line-ew-open",
+                                                                                    "line": {"width": 3}},
+         "hovertemplate": "%{x}: %{y} GPUs<extra>whole GPUs</extra>"},
+        {**dollars, "type": "scatter", "mode": "lines+markers", "yaxis": "y2",
+         "line": {"color": "#b45309", "width": 3}, "marker": {"size": 8, "symbol": "diamond"},
+         "hovertemplate": "%{x}: $%{y:.3f} per M tokens<extra>unit cost</extra>"},
+    ]
+    return {
+        "data": series,
+        "layout": {
+            "barmode": "stack",
+            "xaxis": {"title": {"text": "requests per second"}, "type": "category"},
+            "yaxis": {"title": {"text": "cards"}, "type": "linear", "rangemode": "tozero", "gridcolor": "#e7e5e4"},
+            "yaxis2": {"title": {"text": "$ per M generated tokens (amber)"}, "type": "linear", "overlaying": "y",
+                       "side": "right", "rangemode": "tozero", "tickprefix": "$", "tickformat": ".2f", "showgrid": False},
+            "legend": {"orientation": "h", "y": 1.16, "x": 0},
+            "margin": {"l": 64, "r": 72, "t": 56, "b": 56},
+            **PAGE_STYLE,
+            "height": 420,
+        },
+        "table": {"columns": ["requests/s", "prefill cards", "decode cards", "whole GPUs", "$ per M tokens"],
+                  "rows": data["rows"]},
+    }
+
+
 CHARTS: dict[str, Callable[[Mapping[str, Any]], dict[str, Any]]] = {
     "precision-grid": precision_grid,
     "swap-vs-recompute": swap_vs_recompute,
@@ -543,6 +578,7 @@ CHARTS: dict[str, Callable[[Mapping[str, Any]], dict[str, Any]]] = {
     "speculative-speedup": speculative_speedup,
     "speculative-batch": speculative_batch,
     "latency-vs-rate": latency_vs_rate,
+    "start-load": start_load,
 }
 
 
