@@ -180,7 +180,7 @@ def build(content: Path, out: Path, only: str | None = None, templates: Path = R
     holder = register_page(pages)
     namespace = Namespace(counts(pages, holder))
     jinja = make_jinja(templates, namespace)
-    jinja.globals["search_json"] = Markup(search_index(pages, catalogue))
+    jinja.globals["search_json"] = Markup(search_index(pages, catalogue, namespace))
     every_fact = list(leaves(namespace))
     derived = derived_numbers(every_fact)
     explain = Explainer(Provenance(every_fact), namespace, deriving_documents(pages),
