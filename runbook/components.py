@@ -185,7 +185,12 @@ def render_container(self, tokens: Sequence[Token], idx: int, options, env) -> s
             picture=token.meta["args"].partition("|")[0].strip(), caption=Markup(tag), steps=token.meta["steps"]) + "\n"
     opener, closer = CONTAINER_HTML[name]
     stack.append(closer)
-    return opener(title, tag, token) + "\n"
+    html = opener(title, tag, token)
+    anchor = token.attrGet("id")
+    if anchor and "source" not in env:  # a correction copied into the register keeps no id: its link points home
+        anchor = links.edition_anchor(env["edition"], str(anchor)) if "edition" in env else str(anchor)
+        html = html.replace(">", f' id="{escape(anchor)}">', 1)
+    return html + "\n"
 
 
 def render_heading_open(self, tokens: Sequence[Token], idx: int, options, env) -> str:
@@ -193,8 +198,7 @@ def render_heading_open(self, tokens: Sequence[Token], idx: int, options, env) -
     token = tokens[idx]
     if "edition" not in env or not token.attrGet("id"):
         return self.renderToken(tokens, idx, options, env)
-    copy = token.copy()
-    copy.attrSet("id", links.edition_anchor(env["edition"], str(token.attrGet("id"))))
+    copy = token.copy(attrs={**token.attrs, "id": links.edition_anchor(env["edition"], str(token.attrGet("id")))})
     return self.renderToken([copy], 0, options, env)
 
 
@@ -210,8 +214,7 @@ def render_link_open(self, tokens: Sequence[Token], idx: int, options, env) -> s
         href = env["catalogue"].entry(env["source"]).output_name + href
     else:
         return self.renderToken(tokens, idx, options, env)
-    copy = token.copy()
-    copy.attrSet("href", href)
+    copy = token.copy(attrs={**token.attrs, "href": href})  # a copy of its own: the token is drawn again elsewhere
     return self.renderToken([copy], 0, options, env)
 
 
