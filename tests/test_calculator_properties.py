@@ -5,12 +5,14 @@ from __future__ import annotations
 
 import json
 import math
+import re
 
 import pytest
 
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+import build
 from arithmetic import check
 from calc.calculators import CALCULATORS, CAPACITY, PHASES
 from calc.fields import CUSTOM, ChoiceField, NumberField, TextField
@@ -19,7 +21,49 @@ from calc.facts import facts
 from calc.models import CATALOGUE, LLAMA_3_1_8B_CONFIG
 from calc.present import leaves
 
-PATHS = sorted({path for path, _ in leaves(facts())} | {"ladder.binds", "model.name"})
+ALWAYS = {"ladder.binds", "model.name", "ladder.users_worst", "ladder.users_paged",
+          *(f"levers.{step}.users" for step in ("multi_head", "gqa", "fp8_cache", "paging"))}
+
+
+def _live_references() -> dict[str, set[str]]:
+    """What each calculator's page asks of it: the references inside its `::: live` regions (asking
+    every calculator for every fact calc has would run document 15's simulation for each example)."""
+    from runbook import components
+    from runbook.dialect import make_markdown
+    md = make_markdown()
+    components.install(md)
+    found: dict[str, set[str]] = {}
+    for page in build.read(build.ROOT / "content", None)[1]:
+        build.parse(page, md)
+        following: list[str | None] = []
+        for token in page.tokens:
+            if token.type == "container_component_open":
+                following.append(token.meta["args"].strip() if token.meta["name"] == "live" else None)
+            elif token.type == "container_component_close":
+                following.pop()
+            runs = [token.children or []] if token.type == "inline" else [
+                token.meta.get(key) or [] for key in ("title_tokens", "tag_tokens") if isinstance(token.meta, dict)]
+            for run in runs:
+                for child in run:
+                    if child.type == "calc_ref" and "ref" in child.meta:
+                        for name in filter(None, following):
+                            found.setdefault(name, set()).add(child.meta["ref"].partition("|")[0])
+    return found
+
+
+LIVE = _live_references()
+EVERY_FACT = [path for path, _ in leaves(facts())]
+
+
+TEMPLATE_SECTIONS = {found.split(".")[0] for path in (build.ROOT / "templates" / "components").rglob("*.j2")
+                     if path.parent.name not in ("notes", "figures")  # a note is its calculator's; figures are drawn once
+                     for found in re.findall(r'fact\("([a-z_.]+)', path.read_text(encoding="utf-8"))}
+
+
+def paths_for(calculator) -> list[str]:
+    """Every fact in the sections its page shows, and in those the components' templates draw."""
+    sections = {ref.split(".")[0] for ref in LIVE.get(calculator.name, set()) | ALWAYS} | TEMPLATE_SECTIONS
+    return sorted({path for path in EVERY_FACT if path.split(".")[0] in sections} | ALWAYS)
 LONGEST_MESSAGE = 300
 
 numeric_text = st.one_of(
@@ -126,7 +170,7 @@ def assert_well_formed(answer: dict, calculator) -> None:
 
 
 def ask(calculator, values, config=None) -> dict:
-    return calculator.run(values, config, PATHS, list(calculator.curves), True)
+    return calculator.run(values, config, paths_for(calculator), list(calculator.curves), True)
 
 
 @pytest.mark.parametrize("calculator", CALCULATORS.values(), ids=CALCULATORS.keys())
