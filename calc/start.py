@@ -146,10 +146,10 @@ def decode_batch(stack: Stack, admitted: Result) -> Result:
         else:
             low = middle + 1
     value = low if arriving(low) <= low else cap
-    flight = REQUESTS.show(arriving(value))
-    return Result(value, COUNT, formula="min(⌈requests in flight⌉, users the cache admits, max_num_seqs)",
+    flight = REQUESTS.precise(arriving(value))
+    return Result(value, COUNT, formula="min(⌈requests in flight⌉, users the cache admits, the sequence cap max_num_seqs)",
                   worked=(f"min(⌈{flight}⌉ in flight, {grouped(int(admitted.value))} the cache admits, "
-                          f"{grouped(seqs)} max_num_seqs) = {sequence_count(value)}"))
+                          f"{grouped(seqs)} the sequence cap) = {sequence_count(value)}"))
 
 
 def fleet(stack: Stack, workload: dict, batch: Result, step: timing.DecodeStep) -> Fleet:
@@ -214,6 +214,8 @@ def section(stack: Stack, made) -> dict[str, object]:
         "rate": given(stack.traffic.requests_per_s, COUNT, "requests per second at peak"),
         "context": given(stack.context_limit, TOKENS, "context limit"),
         "p95_request": tail_request(stack),
+        "decode_steps": Result(stack.workload.output - 1, COUNT, formula="output tokens − 1: prefill writes the first",
+                               worked=f"{grouped(stack.workload.output)} − 1 = {grouped(stack.workload.output - 1)}"),
         "per_token": ladder.per_token,
         "per_user": ladder.per_user,
         "users_worst": ladder.users_worst,
