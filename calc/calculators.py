@@ -561,6 +561,16 @@ def request_runs(parsed: Mapping[str, Any]) -> dict[str, str]:
     return {"prompt": problem} if problem else {}
 
 
+def one_card_serves(parsed: Mapping[str, Any]) -> dict[str, str]:
+    """Document 00 sizes replicas of one card: refuse a model whose cache one card cannot hold."""
+    stack = stack_of(parsed, START_FIELDS)
+    if stack is None:
+        return {}
+    from .start import one_card_problem
+    problem = one_card_problem(stack)
+    return {"model": problem} if problem else {}
+
+
 def start_load(namespace: Facts) -> dict:
     """Each phase's card load, whole GPUs and $ per M tokens at request rates around the stack's own."""
     from .start import load_curves, load_rows
@@ -572,7 +582,7 @@ START = Calculator(
     name="start",
     label="The reference stack, every track on one screen",
     fields=START_FIELDS,
-    checks=(request_runs,),
+    checks=(request_runs, one_card_serves),
     curves={"start-load": start_load},
 )
 

@@ -1,12 +1,12 @@
 """Document 00: the reference stack carried through every track to one screen of headline figures.
 
 Nothing here is a new model. The cache and the user counts are document 06's ladder, prefill and
-the decode step are document 05's time model at the batch the cache admits (facts.workload), the
-floor and the ridge are document 04's roofline, and the traffic load is facts.traffic_load. What
-this module adds is the last three lines of the chain: Little's law on the request time, the load
-rounded up to whole cards, and whole cards at the named hourly price turned into dollars per
-million generated tokens. Documents 14 and 15 plan and price a fleet properly; this is the
-first look an interviewer expects on a whiteboard.
+the decode step are document 05's time model, the floor and the ridge are document 04's roofline,
+and the traffic load is facts.traffic_load. What this module adds is the batch one card actually
+decodes (the requests Little's law puts in flight, capped by the cache and by vLLM's max_num_seqs)
+and the last lines of the chain: the load rounded up to whole cards, and whole cards at the named
+hourly price turned into dollars per million generated tokens. Documents 14 and 15 plan and price
+a fleet properly; this is the first look an interviewer expects on a whiteboard, every card busy.
 """
 from __future__ import annotations
 
@@ -23,6 +23,7 @@ DOLLARS_PER_HOUR = Unit("USD per hour", 1, "/h", 2, spaced=False, prefix="$")
 DOLLARS_PER_MILLION = Unit("USD per million tokens", 1e-6, "per M tokens", 3, prefix="$")
 TOKENS_PER_HOUR = Unit("tokens per hour", 1e6, "M tokens/h", 1)
 CARDS = Unit("cards", 1, "cards", 2, significant=3)
+REQUESTS = Unit("requests", 1, "", 0, significant=2)  # a quiet rate puts a fraction of a request in flight
 
 # The six formulas document 00 asks a reader to write from memory (the cache formula is kvcache.FORMULA).
 WEIGHTS_FORMULA = "bytes = parameters × bytes_per_parameter"
@@ -40,6 +41,8 @@ class Fleet:
     request: Result
     in_flight: Result
     by_memory: Result
+    prefill_cards: Result
+    decode_cards: Result
     load: Result
     gpus: Result
     spend: Result
@@ -51,11 +54,15 @@ def gpu_count(value: int) -> str:
     return f"{grouped(value)} GPU" if value == 1 else f"{grouped(value)} GPUs"
 
 
+def sequence_count(value: int) -> str:
+    return f"{grouped(value)} sequence" if value == 1 else f"{grouped(value)} sequences"
+
+
 def in_flight(rate: float, request: Result) -> Result:
     """Little's law: requests arriving per second × seconds each spends in the system."""
     value = rate * request.value
-    return Result(value, COUNT, formula="requests per second × seconds per request (Little's law)",
-                  worked=f"{plain(rate)} /s × {SECONDS.precise(request.value)} = {COUNT.show(value)} in flight")
+    return Result(value, REQUESTS, formula="requests per second × seconds per request (Little's law)",
+                  worked=f"{plain(rate)} /s × {SECONDS.precise(request.value)} = {REQUESTS.show(value)} in flight")
 
 
 def cards_by_memory(in_flight: Result, users_per_card: Result) -> Result:
@@ -64,6 +71,23 @@ def cards_by_memory(in_flight: Result, users_per_card: Result) -> Result:
     value = max(math.ceil(round(in_flight.value / max(users_per_card.value, 1), 9)), 1)
     return Result(value, COUNT, formula="⌈requests in flight ÷ users one card admits⌉",
                   worked=f"⌈{in_flight.operand} ÷ {users_per_card.number()}⌉ = {gpu_count(value)}")
+
+
+def prefill_load(rate: float, prefill: Result) -> Result:
+    """Card-seconds per second prefill asks for: every arriving prompt's prefill time."""
+    value = rate * prefill.value
+    return Result(value, CARDS, formula="requests per second × prefill time",
+                  worked=f"{plain(rate)} /s × {SECONDS.precise(prefill.value)} = {CARDS.show(value)}")
+
+
+def decode_load(rate: float, output: int, step: timing.DecodeStep) -> Result:
+    """Card-seconds per second decode asks for: the tokens the traffic generates after the first,
+    at what one card produces decoding its batch."""
+    tokens = output - 1
+    produced = step.tokens_per_second
+    value = rate * tokens / produced.value
+    return Result(value, CARDS, formula="requests per second × decode tokens ÷ tokens per second of one card",
+                  worked=f"{plain(rate)} /s × {grouped(tokens)} ÷ {produced.operand} = {CARDS.show(value)}")
 
 
 def card_load(prefill_cards: Result, decode_cards: Result) -> Result:
@@ -101,18 +125,50 @@ def cost_per_million(spend: Result, tokens_per_hour: Result) -> Result:
                           f"{DOLLARS_PER_MILLION.show(value)}"))
 
 
-def fleet(stack: Stack, workload: dict) -> Fleet:
-    """The workload's request time and load (facts.workload) turned into cards and dollars."""
+def decode_batch(stack: Stack, admitted: Result) -> Result:
+    """The sequences one card decodes together: the requests Little's law puts in flight at the
+    step time of that very batch, capped by what the cache admits and by vLLM's max_num_seqs. The
+    request time grows with the batch, so the answer is the smallest batch b the traffic does not
+    overflow (rate × request time at b ≤ b), or the cap when the traffic overflows every batch."""
+    from .simulation import scheduler_caps
+    rate, chosen = stack.traffic.requests_per_s, stack.workload
+    seqs = scheduler_caps(stack)[0]
+    cap = max(min(int(admitted.value), seqs), 1)
+
+    def arriving(batch: int) -> float:
+        return rate * timing.request_time(stack, chosen.prompt, chosen.output, batch).value
+
+    low, high = 1, cap
+    while low < high:
+        middle = (low + high) // 2
+        if arriving(middle) <= middle:
+            high = middle
+        else:
+            low = middle + 1
+    value = low if arriving(low) <= low else cap
+    flight = REQUESTS.precise(arriving(value))
+    return Result(value, COUNT, formula="min(⌈requests in flight⌉, users the cache admits, the sequence cap max_num_seqs)",
+                  worked=(f"min(⌈{flight}⌉ in flight, {grouped(int(admitted.value))} the cache admits, "
+                          f"{grouped(seqs)} the sequence cap) = {sequence_count(value)}"))
+
+
+def fleet(stack: Stack, workload: dict, batch: Result, step: timing.DecodeStep) -> Fleet:
+    """The request timed at the batch one card decodes, turned into card load, cards and dollars."""
     rate = stack.traffic.requests_per_s
-    flight = in_flight(rate, workload["request"])
-    load = card_load(workload["load"]["prefill_cards"], workload["load"]["decode_cards"])
+    request = timing.request_time(stack, stack.workload.prompt, stack.workload.output, int(batch.value))
+    flight = in_flight(rate, request)
+    prefill_cards = prefill_load(rate, workload["prefill"])
+    decode_cards = decode_load(rate, stack.workload.output, step)
+    load = card_load(prefill_cards, decode_cards)
     gpus = whole_cards(load)
     spend = hourly_spend(gpus, stack.price.gpu_hour_usd)
     tokens = generated_per_hour(rate, stack.workload.output)
     return Fleet(
-        request=workload["request"],
+        request=request,
         in_flight=flight,
         by_memory=cards_by_memory(flight, workload["admitted"]),
+        prefill_cards=prefill_cards,
+        decode_cards=decode_cards,
         load=load,
         gpus=gpus,
         spend=spend,
@@ -128,22 +184,48 @@ def decode_floor(stack: Stack, context: int) -> Result:
     return roofline.step_floor(read, stack.card)
 
 
+def tail_request(stack: Stack) -> Result:
+    """The traffic's p95 prompt with a median answer: the request that already meets the context
+    limit, so every longer prompt (the p99's among them) is refused before it runs."""
+    traffic = stack.traffic
+    value = traffic.prompt_p95 + traffic.output_p50
+    return Result(value, TOKENS, formula="p95 prompt + p50 answer",
+                  worked=f"{grouped(traffic.prompt_p95)} + {grouped(traffic.output_p50)} = {TOKENS.show(value)}")
+
+
+def one_card_problem(stack: Stack) -> str:
+    """Why this page cannot size the stack on single cards, or an empty string when it can: a card
+    whose cache holds no user at the context limit needs the model split across cards."""
+    from .kvcache import ladder
+    rungs = ladder(stack)
+    if rungs.weights_fit and rungs.users_worst.value < 1:
+        return (f"one {stack.card.name} holding {stack.model.name} has cache for no user at the "
+                f"{grouped(stack.context_limit)}-token limit; a model this size is split across cards "
+                f"(tensor parallelism, document 11), which this page does not size")
+    return ""
+
+
 def section(stack: Stack, made) -> dict[str, object]:
     """Every track's headline for this stack, each the result of the document that derives it."""
     ladder, workload = made["ladder"], made["workload"]
+    batch = decode_batch(stack, workload["admitted"])
+    step = timing.decode_step(stack, int(batch.value), int(workload["context"].value))
     return {
         "rate": given(stack.traffic.requests_per_s, COUNT, "requests per second at peak"),
         "context": given(stack.context_limit, TOKENS, "context limit"),
+        "p95_request": tail_request(stack),
+        "decode_steps": Result(stack.workload.output - 1, COUNT, formula="output tokens − 1: prefill writes the first",
+                               worked=f"{grouped(stack.workload.output)} − 1 = {grouped(stack.workload.output - 1)}"),
         "per_token": ladder.per_token,
         "per_user": ladder.per_user,
         "users_worst": ladder.users_worst,
         "users_paged": workload["admitted"],
         "prefill": workload["prefill"],
-        "step": workload["step"],
-        "batch": workload["batch"],
+        "step": step,
+        "batch": batch,
         "floor": decode_floor(stack, int(workload["context"].value)),
         "ridge": timing.ridge_point(stack.card, stack.weight_precision),
-        "fleet": fleet(stack, workload),
+        "fleet": fleet(stack, workload, batch, step),
         "formulas": {
             "weights": WEIGHTS_FORMULA,
             "floor": FLOOR_FORMULA,
@@ -165,12 +247,11 @@ def load_curves(stack: Stack) -> list[dict]:
     from .facts import facts
     rates = [stack.traffic.requests_per_s * m for m in RATE_MULTIPLES]
     runs = [facts(replace(stack, traffic=replace(stack.traffic, requests_per_s=r))) for r in rates]
-    loads = [run["workload"]["load"] for run in runs]
     fleets = [run["start"]["fleet"] for run in runs]
     x = [f"{plain(r)}/s" for r in rates]  # categories: the page redraws these as they are
     return [
-        {"name": "prefill (card-seconds per second)", "x": x, "y": [round(load["prefill_cards"].value, 3) for load in loads]},
-        {"name": "decode (card-seconds per second)", "x": x, "y": [round(load["decode_cards"].value, 3) for load in loads]},
+        {"name": "prefill (card-seconds per second)", "x": x, "y": [round(f.prefill_cards.value, 3) for f in fleets]},
+        {"name": "decode (card-seconds per second)", "x": x, "y": [round(f.decode_cards.value, 3) for f in fleets]},
         {"name": "whole GPUs", "x": x, "y": [int(f.gpus.value) for f in fleets]},
         {"name": "$ per M generated tokens", "x": x, "y": [round(f.per_million.value * 1e6, 4) for f in fleets]},
     ]

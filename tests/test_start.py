@@ -11,6 +11,7 @@ import pytest
 from arithmetic import check
 from calc.calculators import START
 from calc.facts import facts
+from calc.launch import default_max_num_seqs
 from calc.present import leaves
 from calc.stack import REFERENCE
 from calc.units import Result
@@ -31,6 +32,7 @@ READ = 2 * (BLOCKS + HEAD + NORMS)                            # every weight but
 BLOCK = REFERENCE.block_size
 PROMPT, OUTPUT = REFERENCE.workload.prompt, REFERENCE.workload.output
 RATE = REFERENCE.traffic.requests_per_s
+SEQUENCE_CAP = default_max_num_seqs(CARD)  # vLLM's max_num_seqs default for this card, from calc's table
 
 
 def budget_tokens() -> int:
@@ -48,6 +50,20 @@ def step(batch: int, held: int) -> float:
     matmuls = max(READ / BANDWIDTH, batch * 2 * (BLOCKS + HEAD) / COMPUTE)
     attention = max(batch * held * PER_TOKEN / BANDWIDTH, batch * PER_POSITION * held / COMPUTE)
     return matmuls + attention
+
+
+def request_seconds(batch: int, prompt: int = PROMPT, output: int = OUTPUT) -> float:
+    return prefill(prompt) + (output - 1) * step(batch, prompt + output // 2)
+
+
+def decode_batch(rate: float, admitted: int, prompt: int = PROMPT, output: int = OUTPUT) -> int:
+    """Counted up one sequence at a time: the first batch whose own request time puts no more than
+    that many requests in flight, or the cache's or the scheduler's cap if none below it does."""
+    cap = min(admitted, SEQUENCE_CAP)
+    for batch in range(1, cap + 1):
+        if rate * request_seconds(batch, prompt, output) <= batch:
+            return batch
+    return cap
 
 
 @pytest.fixture(scope="module")
@@ -69,7 +85,7 @@ def test_cache_and_users(start):
 
 
 def test_the_two_phases_and_the_roof(start):
-    batch = int(start["users_paged"].value)
+    batch = decode_batch(RATE, int(start["users_paged"].value))
     assert start["batch"].value == batch
     assert start["prefill"].value == pytest.approx(prefill(PROMPT))
     assert start["step"].time.value == pytest.approx(step(batch, PROMPT + OUTPUT // 2))
@@ -78,7 +94,7 @@ def test_the_two_phases_and_the_roof(start):
 
 
 def test_cards_and_dollars(start):
-    batch = int(start["users_paged"].value)
+    batch = decode_batch(RATE, int(start["users_paged"].value))
     seconds = step(batch, PROMPT + OUTPUT // 2)
     request = prefill(PROMPT) + (OUTPUT - 1) * seconds
     load = RATE * prefill(PROMPT) + RATE * (OUTPUT - 1) / (batch / seconds)
@@ -92,6 +108,45 @@ def test_cards_and_dollars(start):
     assert fleet.per_million.value * 1e6 == pytest.approx(
         math.ceil(load) * REFERENCE.price.gpu_hour_usd / (RATE * OUTPUT * 3600) * 1e6)
     assert fleet.gpus.value >= fleet.by_memory.value, "time charges prefill too, so it never asks for fewer cards"
+
+
+def run(**inputs) -> dict:
+    return START.run({**START.defaults, **inputs}, None, ["start.batch", "start.fleet.in_flight",
+                                                          "start.step.tokens_per_second_per_user"], [], False)
+
+
+def test_a_quiet_rate_decodes_the_few_requests_in_flight():
+    rate = 0.01
+    answer = run(rate=str(rate))
+    assert decode_batch(rate, budget_tokens()) == 1
+    batch, flight, per_user = (answer["refs"][ref][0] for ref in
+                               ("start.batch", "start.fleet.in_flight", "start.step.tokens_per_second_per_user"))
+    assert batch == "1"
+    assert float(flight) == pytest.approx(rate * request_seconds(1), rel=0.05), "a fraction of a request, never 0"
+    assert per_user == f"{round(1 / step(1, PROMPT + OUTPUT // 2))} tok/s"
+    assert answer["refs"]["start.batch"][1].endswith("= 1 sequence")
+
+
+def test_one_token_requests_do_not_fill_the_whole_cache():
+    answer = run(prompt="1", output="1")
+    assert answer["refs"]["start.batch"][0] == "1"
+
+
+def test_the_scheduler_caps_the_batch():
+    # A small model on a big card with short requests: the cache admits far more than max_num_seqs.
+    answer = run(model="llama-3.2-1b", prompt="100", output="500", rate="10000")
+    assert answer["refs"]["start.batch"][0] == f"{SEQUENCE_CAP:,}"
+
+
+def test_a_model_one_card_cannot_cache_is_sent_to_the_split():
+    answer = START.run({**START.defaults, "model": "llama-3.1-70b", "weights": "fp8", "kv": "fp8"}, None, [], [], False)
+    assert not answer["ok"] and "tensor parallelism" in answer["errors"]["model"], answer
+
+
+def test_the_tail_request_and_the_decode_steps(start):
+    assert start["p95_request"].value == REFERENCE.traffic.prompt_p95 + REFERENCE.traffic.output_p50
+    assert start["p95_request"].value > REFERENCE.context_limit, "the page says the p95 prompt with a median answer is refused"
+    assert start["decode_steps"].value == OUTPUT - 1
 
 
 def test_every_worked_line_redoes_by_hand(start):
@@ -136,6 +191,7 @@ def start_page(browser, tmp_path_factory):
     {"rate": "5", "prompt": "500", "output": "1000"},
     {"card": "h200-sxm", "weights": "fp8", "kv": "fp8", "rate": "120"},
     {"model": "llama-3.2-1b", "card": "l4", "context_limit": "4096", "rate": "1", "prompt": "3000", "output": "50"},
+    {"rate": "0.01"},
 ])
 def test_the_calculator_follows_cpython(start_page, inputs):
     page = start_page.page
@@ -165,3 +221,12 @@ def test_a_model_the_card_cannot_hold_is_refused_on_the_request(start_page):
     assert CALC.set(page, model="llama-3.1-405b") == "invalid"
     assert page.text_content(f"{CALC.selector} [data-error-for=prompt]") == expected
     assert CALC.set(page, model=START.defaults["model"]) == "computed"
+
+
+def test_a_model_one_card_cannot_cache_is_refused_on_the_model(start_page):
+    page = start_page.page
+    inputs = {"model": "llama-3.1-70b", "weights": "fp8", "kv": "fp8"}
+    expected = START.run({**START.defaults, **inputs}, None, [], [], False)["errors"]["model"]
+    assert CALC.set(page, **inputs) == "invalid"
+    assert page.text_content(f"{CALC.selector} [data-error-for=model]") == expected
+    assert CALC.set(page, **{name: START.defaults[name] for name in inputs}) == "computed"
