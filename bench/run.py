@@ -133,7 +133,7 @@ COLD = """() => performance.getEntriesByName('calc-first-result')[0].startTime -
               performance.getEntriesByName('calc-first-input')[0].startTime"""
 
 
-def measure(runs: int) -> dict:
+def measure(runs: int, warm_runs: int) -> dict:
     with tempfile.TemporaryDirectory() as tmp:
         out = Path(tmp) / "site"
         full = time_build(out, runs=runs)
@@ -145,14 +145,15 @@ def measure(runs: int) -> dict:
         if Path(CHROMIUM).exists():
             for page in sorted(out.glob("[0-9][0-9]-*.html")):
                 for name in calculators_on(page):
-                    calc[f"{page.name} · {name}"] = calculator_timings(page, name, runs)
+                    calc[f"{page.name} · {name}"] = calculator_timings(page, name, runs, warm_runs)
             for name in calculators_in_edition(out):
-                calc[f"runbook.html · {name}"] = calculator_timings(out / "runbook.html", name, runs)
+                calc[f"runbook.html · {name}"] = calculator_timings(out / "runbook.html", name, runs, warm_runs)
             printing = time_build(out, "--pdf", runs=1)
             sizes.update({p.name: p.stat().st_size for p in sorted(out.glob("*.pdf"))})
     return {
         "machine": f"{platform.machine()}, {os.cpu_count()} cores, Python {platform.python_version()}",
         "runs": runs,
+        "warm": warm_runs,
         "build_full_s": round(full, 3),
         "build_doc06_s": round(one, 3),
         "build_with_pdf_s": round(printing, 1) if printing else None,
@@ -164,7 +165,8 @@ def measure(runs: int) -> dict:
 
 def table(figures: dict) -> str:
     lines = [
-        f"Measured by `python bench/run.py` on {figures['machine']} (median of {figures['runs']} runs).",
+        f"Measured by `python bench/run.py` on {figures['machine']} (median of {figures['runs']} runs; "
+        f"{figures['warm']} warm recomputes per run).",
         "",
         "| measure | value |",
         "| --- | --- |",
@@ -187,9 +189,10 @@ def table(figures: dict) -> str:
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--runs", type=int, default=5)
+    parser.add_argument("--warm", type=int, default=20, help="warm recomputes timed per run")
     parser.add_argument("--json", action="store_true")
     args = parser.parse_args()
-    figures = measure(args.runs)
+    figures = measure(args.runs, args.warm)
     print(json.dumps(figures, indent=2) if args.json else table(figures))
     return 0
 
