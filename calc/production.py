@@ -14,6 +14,7 @@ from . import simulation
 from .precision import FP8, INT4, weight_bytes
 from .simulation import RATE, Outcome, Sweep, closed_form, sweep
 from .stack import Stack
+from .timing import prefill_time
 from .units import COUNT, GB, GB_MOVED, MS, PERCENT, RATIO, SECONDS, TOKENS, TOKENS_PER_S, Result, Unit, given, grouped
 
 USD = Unit("USD", 1, "USD", 2)
@@ -28,6 +29,10 @@ MILLION = 1_000_000
 # a half-idle deployment sized for its peak and a consolidated one (assumptions, for the lever).
 UTILISATION_LOW = 0.20
 UTILISATION_HIGH = 0.50
+
+
+VERIFY_ARGS = ("vllm/config/scheduler.py, SchedulerConfig._verify_args: “max_num_batched_tokens (…) must be greater "
+               "than or equal to max_num_seqs (…)”")
 
 
 @dataclass(frozen=True)
@@ -75,8 +80,12 @@ def _outcome(o: Outcome, promise) -> dict[str, Result]:
         "met": Result(o.met, PERCENT, formula="requests that met both SLOs ÷ requests measured",
                       worked=f"{o.good} ÷ {o.measured} = {PERCENT.show(o.met)}"),
         "preemptions": given(o.preemptions, COUNT, "preemptions"),
-        "in_system": given(o.mean_in_system, REQUESTS, "mean requests in the system, time-averaged step by step"),
-        "little": Result(o.arrival_rate * o.mean_time_in_system, REQUESTS, formula="λ × W (Little's Law)",
+        "offered": Result(o.measured / o.span, RATE, formula="requests arriving in the measured window ÷ its length",
+                          worked=f"{grouped(o.measured)} ÷ {SECONDS.precise(o.span)} = {RATE.show(o.measured / o.span)}"),
+        "refused": given(o.refused, COUNT, "requests in the measured window refused, over the context limit"),
+        "in_system": given(o.mean_in_system, REQUESTS, "requests in the system, time-averaged step by step over the measured window"),
+        "little": Result(o.arrival_rate * o.mean_time_in_system, REQUESTS,
+                         formula="λ × W (Little's Law): served requests arriving in the window ÷ its length × their mean time in the system",
                          worked=(f"{RATE.precise(o.arrival_rate)} × {SECONDS.precise(o.mean_time_in_system)} = "
                                  f"{REQUESTS.show(o.arrival_rate * o.mean_time_in_system)}")),
     }
@@ -197,24 +206,35 @@ def burst(stack: Stack) -> dict[str, Result]:
     }
 
 
-SMALL_BUDGET = 512  # tokens per step: the chunk Sarathi-Serve's examples use, to show the trade
-
-
 @dataclass(frozen=True)
 class Chunking:
-    """The same stream with a small token budget per step: prompts prefilled in chunks of at most
-    `budget` tokens, so no step stalls the decoders for long, and a prompt takes more steps.
+    """The same stream with a smaller token budget per step: prompts prefilled in chunks of at most
+    the budget, so no step stalls the decoders for long, and a prompt takes more steps. The budget
+    is max_num_seqs, the smallest vLLM accepts (SchedulerConfig._verify_args refuses
+    max_num_batched_tokens < max_num_seqs), with max_num_seqs left at its value.
     Computed only when a page asks for it."""
 
     stack: Stack
 
     @property
     def budget(self) -> Result:
-        return given(SMALL_BUDGET, TOKENS, "max_num_batched_tokens, an example")
+        seqs = simulation.scheduler_caps(self.stack)[0]
+        return given(seqs, TOKENS, f"max_num_batched_tokens set to max_num_seqs ({VERIFY_ARGS})")
+
+    @property
+    def stall(self) -> Result:
+        """The time model's prefill of one chunk of the budget: what a step carrying it adds."""
+        return prefill_time(self.stack, int(self.budget.value))
+
+    @property
+    def default_stall(self) -> Result:
+        """The same for the mean prompt in one step, as the default budget lets it."""
+        return closed_form(self.stack).prefill
 
     @property
     def knee(self) -> dict[str, Result]:
-        small = replace(self.stack, serving=replace(self.stack.serving, max_num_batched_tokens=SMALL_BUDGET))
+        seqs = simulation.scheduler_caps(self.stack)[0]
+        small = replace(self.stack, serving=replace(self.stack.serving, max_num_batched_tokens=seqs, max_num_seqs=seqs))
         return knee(sweep(small), self.stack.promise)
 
 
@@ -287,6 +307,7 @@ def section(stack: Stack) -> Later:
         "claims": lambda: {name: claim.value for name, claim in CLAIMS.items()},
         "burst": lambda: burst(stack),
         "chunked": lambda: Chunking(stack),
+        "refused": lambda: simulation.refused_share(stack),
         "prefill_share": lambda: Result(closed.saturation.value * closed.prefill.value, PERCENT,
                                         formula="saturation rate × prefill time of the mean prompt",
                                         worked=(f"{closed.saturation.operand} × {closed.prefill.operand} = "
