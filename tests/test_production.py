@@ -129,6 +129,87 @@ def test_the_smaller_budget_is_max_num_seqs_and_the_offered_rate_is_counted(sect
     assert section["at"]["offered"].value == pytest.approx(measured / at.span)
 
 
+def test_past_saturation_queues_grow_goodput_falls_and_nothing_raises():
+    saturation = simulation.closed_form(REFERENCE).saturation.value
+    outcomes = [simulation.measure(REFERENCE, simulation.simulate(REFERENCE, f * saturation)) for f in (0.5, 1.3, 2, 4)]
+    waits = [o.peak_waiting for o in outcomes]
+    assert waits == sorted(waits) and waits[-1] > 10 * max(waits[0], 1)
+    ttfts = [o.ttft["p95"] for o in outcomes]
+    assert ttfts == sorted(ttfts)
+    best = max(o.goodput_tokens for o in simulation.sweep(REFERENCE).outcomes)
+    assert outcomes[-1].goodput_tokens < 0.2 * best
+    assert all(math.isfinite(o.ttft["p99"]) and math.isfinite(o.itl["p99"]) for o in outcomes)
+
+
+def test_the_knee_is_where_a_p95_crosses(section):
+    run = simulation.sweep(REFERENCE)
+    knee = section["knee"]["rate"].value
+    promise = REFERENCE.promise
+    for outcome in run.outcomes:
+        if outcome.rate < knee:
+            assert outcome.ttft["p95"] <= promise.ttft_p95_s and outcome.itl["p95"] <= promise.itl_p95_s
+    beyond = [o for o in run.outcomes if o.rate > knee]
+    assert beyond[0].ttft["p95"] > promise.ttft_p95_s or beyond[0].itl["p95"] > promise.itl_p95_s
+
+
+def test_the_closed_form_by_hand(section):
+    closed = section["closed"]
+    prompt, output = closed.mean_prompt.value, closed.mean_output.value
+    held = prompt + output / 2
+    batch = closed.batch_at_saturation.value
+    step = max(WEIGHTS_READ / BANDWIDTH, batch * 2 * (BLOCKS + TABLE) / COMPUTE) \
+        + max(batch * held * PER_TOKEN / BANDWIDTH, batch * held * PER_POSITION / COMPUTE)
+    assert closed.saturation.value == pytest.approx(1 / (closed.prefill.value + output * step / batch), rel=1e-6)
+    assert closed.itl_bound.value < closed.saturation.value
+
+
+def test_cost_gpus_and_cold_start_by_hand(section):
+    knee = section["knee"]["rate"].value
+    output = section["closed"].mean_output.value
+    price = REFERENCE.price.gpu_hour_usd
+    assert section["cost"].value == pytest.approx(price / (knee * output * 3600) * 1e6, rel=1e-9)
+    assert section["gpus"].value == math.ceil(REFERENCE.traffic.requests_per_s / knee)
+    held = 2 * (BLOCKS + 2 * TABLE + NORMS)
+    assert section["cold"]["reading"].value == pytest.approx(held / (REFERENCE.stream.storage_gb_per_s * 1e9), rel=1e-9)
+    assert section["utilisation"]["gain"].value == pytest.approx(0.5 / 0.2)
+
+
+def test_every_worked_line_adds_up(section):
+    for path, value in leaves({"production": section}, depth=5):
+        if isinstance(value, Result) and value.worked:
+            assert check(value.worked) == [], path
+
+
+def test_the_knee_and_goodputs_peak_fall_below_saturation(section):
+    saturation = section["closed"].saturation.value
+    assert section["knee"]["ttft"].value <= saturation * 1.01 and section["knee"]["rate"].value < saturation
+    assert section["best"]["rate"].value < saturation
+    spread = section["spread"]
+    assert spread["low"].value <= section["knee"]["rate"].value <= spread["high"].value < saturation
+
+
+def test_document_14s_terms_by_hand(section):
+    knee = section["knee"]["rate"].value
+    closed = section["closed"]
+    tokens = closed.mean_prompt.value + closed.mean_output.value
+    price, peak, headroom = REFERENCE.price.gpu_hour_usd, REFERENCE.traffic.requests_per_s, REFERENCE.headroom
+    terms = section["document_14"]
+    assert terms["at_knee"].value == pytest.approx(price / (knee * tokens * 3600) * 1e6, rel=1e-9)
+    fleet = math.ceil(peak / knee) + headroom.spares
+    assert terms["gpus"].value == fleet
+    assert terms["average"].value == pytest.approx(fleet * price / (peak * headroom.average_load * tokens * 3600) * 1e6,
+                                                   rel=1e-9)
+
+
+def test_decode_alone_is_the_cache_limited_batch_over_its_step(section):
+    closed = section["closed"]
+    batch = closed.batch_at_saturation.value
+    held = closed.mean_prompt.value + closed.mean_output.value / 2
+    step = max(WEIGHTS_READ / BANDWIDTH, batch * 2 * (BLOCKS + TABLE) / COMPUTE) \
+        + max(batch * held * PER_TOKEN / BANDWIDTH, batch * held * PER_POSITION / COMPUTE)
+    assert section["decode_alone"].value == pytest.approx(batch / step, rel=1e-6)
+
+
 def test_one_sweep_is_fast_in_cpython():
     stack = replace(REFERENCE, stream=replace(REFERENCE.stream, seed=REFERENCE.stream.seed + 7))
     started = time.perf_counter()
