@@ -215,6 +215,7 @@ def simulate(stack: Stack, rate: float, trace_steps: int = 0) -> Run:
     weights_s = costs.weights_s
     per_decode_s, per_prompt_s = costs.decode_ops * costs.per_op_s, costs.prompt_ops * costs.per_op_s
     per_read_s, per_position_s = costs.cache_bytes * costs.per_byte_s, costs.attention_ops * costs.per_op_s
+    per_held_s = max(per_read_s, per_position_s)  # a decode-only step's attention: held × the slower of the two
     block = stack.block_size
     capacity = cache_blocks(stack)
     requests = [_Request(a / rate, p, o) for a, p, o in zip(drawn.arrivals, drawn.prompts, drawn.outputs)]
@@ -247,81 +248,110 @@ def simulate(stack: Stack, rate: float, trace_steps: int = 0) -> Run:
             clock = requests[arrived].arrival
             continue
         budget = max_num_batched_tokens - decoding
-        prompt_tokens, positions, prompt_read = 0, 0.0, 0.0
-        completing: list[_Request] = []
-        for request in prefilling:
-            if budget <= 0:
-                break
-            chunk = min(request.context - request.done, budget)
-            positions += chunk * request.done + chunk * (chunk + 1) / 2
-            prompt_read += request.done + chunk
-            prompt_tokens += chunk
-            budget -= chunk
-            request.done += chunk
-            if request.done == request.context:
-                completing.append(request)
-        while waiting and budget > 0 and resident < running_cap \
-                and charged / block + resident + math.ceil(waiting[0].context / block) + 1 <= capacity:
-            request = waiting.popleft()
-            request.state = "prefill"
-            resident += 1
-            charged += request.context
-            prefilling.append(request)
-            chunk = min(request.context, budget)
-            positions += chunk * (chunk + 1) / 2
-            prompt_read += chunk
-            prompt_tokens += chunk
-            budget -= chunk
-            request.done = chunk
-            if chunk == request.context:
-                completing.append(request)
-        if waiting and not resident:  # a prompt longer than the whole cache: refused, never served
-            refused = waiting.popleft()
-            refused.state = "refused"
-            done += 1
-            continue
-        peak_waiting = max(peak_waiting, len(waiting))
-        if step < trace_steps:
-            trace.append((clock, len(waiting), len(prefilling), decoding))
-        # costs.step, inlined
-        matmuls = per_decode_s * decoding + per_prompt_s * prompt_tokens
-        reading, computing = (held + prompt_read) * per_read_s, (held + positions) * per_position_s
-        duration = (matmuls if matmuls > weights_s else weights_s) + (reading if reading > computing else computing)
-        measured = window[0] <= clock <= window[1]
-        if measured:  # requests present (queued or running) × the step's length, over the measured window
-            resident_integral += (arrived - done) * duration
-        clock += duration
-        step += 1
-        if decoding:
-            if measured:
-                gap_values.append(duration)
-                gap_tokens.append(decoding)
-                window_tokens += decoding
-            held += decoding
-            charged += decoding
-        for request in completing:
-            prefilling.remove(request)
-            if request.generated and measured:  # prefilled again after a preemption: its next token ends a gap
-                gap_values.append(clock - request.last)
-                gap_tokens.append(1)
-            else:
-                request.first = clock
-            request.generated += 1
-            request.last = clock
-            window_tokens += 1 if measured else 0
-            if request.generated >= request.output:
-                request.finish, request.state = clock, "done"
-                resident -= 1
-                charged -= request.context
+        if decoding and not prefilling and not (
+                waiting and budget > 0 and resident < running_cap
+                and charged / block + resident + math.ceil(waiting[0].context / block) + 1 <= capacity):
+            # Steps that only decode, up to the next event (an arrival, a finish, a preemption): a full
+            # step's arithmetic with no prompt tokens, without the scheduling around it, which is most
+            # of the steps and most of the time a sweep takes.
+            next_arrival = requests[arrived].arrival if arrived < count else math.inf
+            next_finish = finishing[0][0] if finishing else math.inf
+            matmuls = per_decode_s * decoding
+            fixed = matmuls if matmuls > weights_s else weights_s
+            present = arrived - done
+            peak_waiting = max(peak_waiting, len(waiting))  # nothing joins or leaves the queue until the next event
+            while True:
+                if step < trace_steps:
+                    trace.append((clock, len(waiting), 0, decoding))
+                duration = fixed + held * per_held_s
+                if window[0] <= clock <= window[1]:
+                    resident_integral += present * duration
+                    gap_values.append(duration)
+                    gap_tokens.append(decoding)
+                    window_tokens += decoding
+                clock += duration
+                step += 1
+                held += decoding
+                charged += decoding
+                if step >= next_finish or clock >= next_arrival or step >= max_steps \
+                        or (decoding > 1 and charged / block + resident > capacity):
+                    break
+        else:
+            prompt_tokens, positions, prompt_read = 0, 0.0, 0.0
+            completing: list[_Request] = []
+            for request in prefilling:
+                if budget <= 0:
+                    break
+                chunk = min(request.context - request.done, budget)
+                positions += chunk * request.done + chunk * (chunk + 1) / 2
+                prompt_read += request.done + chunk
+                prompt_tokens += chunk
+                budget -= chunk
+                request.done += chunk
+                if request.done == request.context:
+                    completing.append(request)
+            while waiting and budget > 0 and resident < running_cap \
+                    and charged / block + resident + math.ceil(waiting[0].context / block) + 1 <= capacity:
+                request = waiting.popleft()
+                request.state = "prefill"
+                resident += 1
+                charged += request.context
+                prefilling.append(request)
+                chunk = min(request.context, budget)
+                positions += chunk * (chunk + 1) / 2
+                prompt_read += chunk
+                prompt_tokens += chunk
+                budget -= chunk
+                request.done = chunk
+                if chunk == request.context:
+                    completing.append(request)
+            if waiting and not resident:  # a prompt longer than the whole cache: refused, never served
+                refused = waiting.popleft()
+                refused.state = "refused"
                 done += 1
                 continue
-            request.state, request.base, request.started = "decode", request.generated, step
-            decoding += 1
-            held += request.context + 1
-            charged += 1
-            ticket += 1
-            decoding_order.append(request)
-            heapq.heappush(finishing, (step + request.output - request.generated, ticket, request.epoch, request))
+            peak_waiting = max(peak_waiting, len(waiting))
+            if step < trace_steps:
+                trace.append((clock, len(waiting), len(prefilling), decoding))
+            # costs.step, inlined
+            matmuls = per_decode_s * decoding + per_prompt_s * prompt_tokens
+            reading, computing = (held + prompt_read) * per_read_s, (held + positions) * per_position_s
+            duration = (matmuls if matmuls > weights_s else weights_s) + (reading if reading > computing else computing)
+            measured = window[0] <= clock <= window[1]
+            if measured:  # requests present (queued or running) × the step's length, over the measured window
+                resident_integral += (arrived - done) * duration
+            clock += duration
+            step += 1
+            if decoding:
+                if measured:
+                    gap_values.append(duration)
+                    gap_tokens.append(decoding)
+                    window_tokens += decoding
+                held += decoding
+                charged += decoding
+            for request in completing:
+                prefilling.remove(request)
+                if request.generated and measured:  # prefilled again after a preemption: its next token ends a gap
+                    gap_values.append(clock - request.last)
+                    gap_tokens.append(1)
+                else:
+                    request.first = clock
+                request.generated += 1
+                request.last = clock
+                window_tokens += 1 if measured else 0
+                if request.generated >= request.output:
+                    request.finish, request.state = clock, "done"
+                    resident -= 1
+                    charged -= request.context
+                    done += 1
+                    continue
+                request.state, request.base, request.started = "decode", request.generated, step
+                decoding += 1
+                held += request.context + 1
+                charged += 1
+                ticket += 1
+                decoding_order.append(request)
+                heapq.heappush(finishing, (step + request.output - request.generated, ticket, request.epoch, request))
         while finishing and finishing[0][0] <= step:
             _, _, epoch, request = heapq.heappop(finishing)
             if epoch != request.epoch:

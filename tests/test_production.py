@@ -270,6 +270,23 @@ def test_bad_input_gets_a_message(production_page, field, value):
     CALC.set(page, **{field: PRODUCTION.defaults[field]})
 
 
+def test_the_status_line_counts_the_rates_while_it_simulates(production_page):
+    page = production_page.page
+    page.evaluate("""() => {
+        const status = document.querySelector("[data-calculator=production] .calc-status");
+        window.said = [];
+        new MutationObserver(() => window.said.push(status.textContent))
+            .observe(status, { childList: true, characterData: true, subtree: true });
+    }""")
+    assert CALC.set(page, seed="12") == "computed"  # a seed nothing has simulated in this page
+    said = page.evaluate("window.said")
+    rates = len(simulation.SWEEP)
+    counted = [f"Computing… {k} of {rates} request rates simulated." for k in range(1, rates + 1)]
+    assert [text for text in said if text in counted] == counted, said
+    assert said[-1].startswith("Recomputed by calc")
+    CALC.set(page, seed=PRODUCTION.defaults["seed"])
+
+
 def test_a_pasted_config_the_card_cannot_serve_is_refused():
     import json
     config = {"architectures": ["LlamaForCausalLM"], "model_type": "llama", "hidden_size": 8192,
