@@ -31,7 +31,9 @@ from __future__ import annotations
 import heapq
 import math
 import random
+from bisect import bisect_left, bisect_right
 from collections import deque
+from itertools import accumulate
 from dataclasses import dataclass, replace
 from functools import lru_cache
 
@@ -260,22 +262,35 @@ def simulate(stack: Stack, rate: float, trace_steps: int = 0) -> Run:
             fixed = matmuls if matmuls > weights_s else weights_s
             present = arrived - done
             peak_waiting = max(peak_waiting, len(waiting))  # nothing joins or leaves the queue until the next event
-            while True:
-                if step < trace_steps:
-                    trace.append((clock, len(waiting), 0, decoding))
-                duration = fixed + held * per_held_s
-                if window[0] <= clock <= window[1]:
-                    resident_integral += present * duration
-                    gap_values.append(duration)
-                    gap_tokens.append(decoding)
-                    window_tokens += decoding
-                clock += duration
-                step += 1
-                held += decoding
-                charged += decoding
-                if step >= next_finish or clock >= next_arrival or step >= max_steps \
-                        or (decoding > 1 and charged / block + resident > capacity):
-                    break
+            # How many steps until the first event: a finish (known by step), the pool overflowing
+            # (held grows by `decoding` a step), an arrival (each step lasts at least `fixed`).
+            steps = min(next_finish, max_steps) - step
+            if decoding > 1:
+                overflow = max(1, int(((capacity - resident) * block - charged) // decoding))
+                while overflow > 1 and (charged + (overflow - 1) * decoding) / block + resident > capacity:
+                    overflow -= 1
+                while (charged + overflow * decoding) / block + resident <= capacity:
+                    overflow += 1
+                steps = min(steps, overflow)
+            if next_arrival < math.inf:
+                steps = min(steps, int((next_arrival - clock) / fixed) + 2)
+            steps = max(steps, 1)
+            durations = [fixed + (held + i * decoding) * per_held_s for i in range(steps)]
+            clocks = list(accumulate(durations, initial=clock))  # clocks[i]: when step i starts
+            if next_arrival < math.inf:
+                steps = min(steps, max(1, bisect_left(clocks, next_arrival, 1)))
+            if step < trace_steps:
+                trace.extend((clocks[i], len(waiting), 0, decoding) for i in range(min(steps, trace_steps - step)))
+            first, last = bisect_left(clocks, window[0], 0, steps), bisect_right(clocks, window[1], 0, steps)
+            if first < last:  # the steps that start inside the measured window
+                resident_integral += present * (clocks[last] - clocks[first])
+                gap_values.extend(durations[first:last])
+                gap_tokens.extend([decoding] * (last - first))
+                window_tokens += decoding * (last - first)
+            clock = clocks[steps]
+            step += steps
+            held += steps * decoding
+            charged += steps * decoding
         else:
             prompt_tokens, positions, prompt_read = 0, 0.0, 0.0
             completing: list[_Request] = []
