@@ -6,7 +6,7 @@ import json
 from dataclasses import replace
 from typing import Any, Mapping
 
-from . import kvcache, operations, timing
+from . import kvcache, operations, progress, timing
 from .anatomy import itemised
 from .calculator import Calculator
 from .facts import Facts, facts
@@ -522,6 +522,20 @@ def promise_can_be_kept(parsed: Mapping[str, Any]) -> dict[str, str]:
     return {}
 
 
+def budget_holds_the_batch(parsed: Mapping[str, Any]) -> dict[str, str]:
+    """vLLM refuses to start with a token budget per step below max_num_seqs (every running sequence
+    needs a token of it), and the production calculator leaves max_num_seqs at vLLM's default."""
+    stack = stack_of(parsed, (CARD, STEP_TOKENS))
+    if stack is None:
+        return {}
+    from .launch import default_max_num_seqs
+    seqs = stack.serving.max_num_seqs or default_max_num_seqs(stack.card)
+    if parsed["step_tokens"] < seqs:
+        return {"step_tokens": (f"vLLM refuses a token budget below max_num_seqs ({seqs:,} on {stack.card.name}): "
+                                f"every running sequence needs a token of each step")}
+    return {}
+
+
 def latency_vs_rate(namespace: Facts) -> dict:
     """p95 TTFT and ITL, throughput and goodput against request rate, from the simulated stream."""
     from .production import latency_curves
@@ -532,7 +546,7 @@ PRODUCTION = Calculator(
     name="production",
     label="Goodput, the knee and the bill",
     fields=PRODUCTION_FIELDS,
-    checks=(traffic_in_order, promise_can_be_kept),
+    checks=(traffic_in_order, promise_can_be_kept, budget_holds_the_batch),
     curves={"latency-vs-rate": latency_vs_rate},
 )
 
@@ -592,16 +606,18 @@ CALCULATORS: dict[str, Calculator] = {c.name: c for c in (CAPACITY, PHASES, JOUR
                                                            PARALLEL, PRODUCTION, START)}
 
 
-def run_json(request: str) -> str:
-    """The browser's entry point: a JSON request in, a JSON answer out."""
+def run_json(request: str, listener: progress.Listener | None = None) -> str:
+    """The browser's entry point: a JSON request in, a JSON answer out; `listener(done, total, what)`
+    hears a long computation's progress as it runs (calc.progress)."""
     try:
         asked = json.loads(request)
         chosen = CALCULATORS.get(asked.get("calculator", ""))
         if chosen is None:
             answer = {"ok": False, "errors": {"calculator": f"no calculator named {asked.get('calculator')!r}"}}
         else:
-            answer = chosen.run(asked.get("values", {}), asked.get("config"), asked.get("paths", []),
-                                asked.get("charts", []), bool(asked.get("bars")))
+            with progress.listening(listener):
+                answer = chosen.run(asked.get("values", {}), asked.get("config"), asked.get("paths", []),
+                                    asked.get("charts", []), bool(asked.get("bars")))
     except Exception as err:  # the page must get an answer, whatever went wrong
         answer = {"ok": False, "errors": {"calculator": f"could not compute: {type(err).__name__}: {err}"}}
     return json.dumps(answer, ensure_ascii=False, allow_nan=False)

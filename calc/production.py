@@ -14,6 +14,7 @@ from . import simulation
 from .precision import FP8, INT4, weight_bytes
 from .simulation import RATE, Outcome, Sweep, closed_form, sweep
 from .stack import Stack
+from .timing import prefill_time
 from .units import COUNT, GB, GB_MOVED, MS, PERCENT, RATIO, SECONDS, TOKENS, TOKENS_PER_S, Result, Unit, given, grouped
 
 USD = Unit("USD", 1, "USD", 2)
@@ -21,6 +22,7 @@ USD_PER_M = Unit("USD/M", 1, "USD per million tokens", 2)
 REQUESTS = Unit("requests", 1, "requests", 1)
 RATIO_FINE2 = Unit("ratio", 1, "×", 2, spaced=False)
 GB_PER_S_SHOWN = Unit("GB/s", GB, "GB/s", 1)
+SECONDS_ROUND = Unit("s", 1, "s", 0)  # cold-start times rest on two assumptions: whole seconds at most
 HOUR = 3_600
 MILLION = 1_000_000
 
@@ -28,6 +30,10 @@ MILLION = 1_000_000
 # a half-idle deployment sized for its peak and a consolidated one (assumptions, for the lever).
 UTILISATION_LOW = 0.20
 UTILISATION_HIGH = 0.50
+
+
+VERIFY_ARGS = ("vllm/config/scheduler.py, SchedulerConfig._verify_args: “max_num_batched_tokens (…) must be greater "
+               "than or equal to max_num_seqs (…)”")
 
 
 @dataclass(frozen=True)
@@ -75,8 +81,12 @@ def _outcome(o: Outcome, promise) -> dict[str, Result]:
         "met": Result(o.met, PERCENT, formula="requests that met both SLOs ÷ requests measured",
                       worked=f"{o.good} ÷ {o.measured} = {PERCENT.show(o.met)}"),
         "preemptions": given(o.preemptions, COUNT, "preemptions"),
-        "in_system": given(o.mean_in_system, REQUESTS, "mean requests in the system, time-averaged step by step"),
-        "little": Result(o.arrival_rate * o.mean_time_in_system, REQUESTS, formula="λ × W (Little's Law)",
+        "offered": Result(o.measured / o.span, RATE, formula="requests arriving in the measured window ÷ its length",
+                          worked=f"{grouped(o.measured)} ÷ {SECONDS.precise(o.span)} = {RATE.show(o.measured / o.span)}"),
+        "refused": given(o.refused, COUNT, "requests in the measured window refused, over the context limit"),
+        "in_system": given(o.mean_in_system, REQUESTS, "requests in the system, time-averaged step by step over the measured window"),
+        "little": Result(o.arrival_rate * o.mean_time_in_system, REQUESTS,
+                         formula="λ × W (Little's Law): served requests arriving in the window ÷ its length × their mean time in the system",
                          worked=(f"{RATE.precise(o.arrival_rate)} × {SECONDS.precise(o.mean_time_in_system)} = "
                                  f"{REQUESTS.show(o.arrival_rate * o.mean_time_in_system)}")),
     }
@@ -145,6 +155,66 @@ def levers(stack: Stack, base: Result) -> dict[str, Result]:
 
 
 
+def document_14s_terms(stack: Stack, knee_rate: Result) -> dict[str, Result]:
+    """This page's knee priced as document 14 prices a fleet: every token (prompt and output), the
+    month's average load, and N+1 spares. The knee is already where queueing breaks the promise,
+    so document 14's planning target (its stand-in for that limit) is not applied on top."""
+    closed = closed_form(stack)
+    headroom, price = stack.headroom, stack.price.gpu_hour_usd
+    tokens = closed.mean_prompt.value + closed.mean_output.value
+    per_token = price / (knee_rate.value * tokens * HOUR) * MILLION
+    peak = stack.traffic.requests_per_s
+    replicas = max(1, math.ceil(peak / knee_rate.value - 1e-9))
+    fleet = replicas + headroom.spares
+    served = peak * headroom.average_load * tokens * HOUR
+    average = fleet * price / served * MILLION
+    return {
+        "tokens": Result(tokens, TOKENS, formula="mean prompt + mean output",
+                         worked=f"{closed.mean_prompt.operand} + {closed.mean_output.operand} = {TOKENS.show(tokens)}"),
+        "at_knee": Result(per_token, USD_PER_M, formula="$ per GPU-hour ÷ (knee × (mean prompt + mean output) × 3,600) × 1,000,000",
+                          worked=(f"{USD.show(price)} ÷ ({knee_rate.operand} × {TOKENS.precise(tokens)} × 3,600 s) × "
+                                  f"1,000,000 = {USD_PER_M.show(per_token)}")),
+        "gpus": Result(fleet, COUNT, formula="⌈peak rate ÷ knee⌉ + spares",
+                       worked=f"⌈{RATE.show(peak)} ÷ {knee_rate.operand}⌉ + {headroom.spares} = {replicas} + {headroom.spares} = {fleet}"),
+        "average": Result(average, USD_PER_M,
+                          formula="GPUs × $ per GPU-hour ÷ (peak rate × average load × tokens a request × 3,600) × 1,000,000",
+                          worked=(f"{fleet} × {USD.show(price)} ÷ ({RATE.show(peak)} × {headroom.average_load:.2f} × "
+                                  f"{TOKENS.precise(tokens)} × 3,600 s) × 1,000,000 = {USD_PER_M.show(average)}")),
+    }
+
+
+def decode_alone(stack: Stack) -> Result:
+    """Tokens a second if the card only decoded, at the batch the cache admits: batch ÷ its step."""
+    closed = closed_form(stack)
+    value = closed.batch_at_saturation.value / closed.step_at_saturation.value
+    return Result(value, TOKENS_PER_S, formula="batch the cache admits ÷ its step time",
+                  worked=(f"{COUNT.number(closed.batch_at_saturation.value, 2)} ÷ {closed.step_at_saturation.operand} = "
+                          f"{TOKENS_PER_S.show(value)}"))
+
+
+SEEDS = 5  # the reference seed and the next four: how much the knee moves with the draw
+
+
+def knee_spread(stack: Stack) -> dict[str, Result]:
+    """The knee for SEEDS seeds from the stack's own: the lowest and the highest."""
+    knees = [knee(sweep(replace(stack, stream=replace(stack.stream, seed=stack.stream.seed + k))), stack.promise)["rate"]
+             for k in range(SEEDS)]
+    low, high = min(k.value for k in knees), max(k.value for k in knees)
+    listed = ", ".join(RATE.show(k.value) for k in knees)
+    return {
+        "seeds": given(SEEDS, COUNT, "seeds simulated"),
+        "low": Result(low, RATE, formula="the lowest knee over the seeds", worked=f"min({listed}) = {RATE.show(low)}"),
+        "high": Result(high, RATE, formula="the highest knee over the seeds", worked=f"max({listed}) = {RATE.show(high)}"),
+    }
+
+
+# vllm bench serve's defaults (https://docs.vllm.ai/en/latest/cli/bench/serve/; vllm/benchmarks/serve.py add_cli_args)
+BENCH_PROMPTS = 1_000
+BENCH_PERCENTILE = 99
+BENCH_SOURCE = ("https://docs.vllm.ai/en/latest/cli/bench/serve/ (--num-prompts default 1000, --dataset-name default "
+                "random); vllm/benchmarks/serve.py (--metric-percentiles default \"99\")")
+
+
 def utilisation_lever(at_knee: Result) -> dict[str, Result]:
     """A GPU-hour costs the same busy or idle: cost per token divides by the share of hours busy."""
     low = at_knee.value / UTILISATION_LOW
@@ -173,15 +243,15 @@ def cold_start(stack: Stack) -> dict[str, Result]:
         "storage": given(rate, GB_PER_S_SHOWN, "storage read rate (an assumption)"),
         "engine": given(start, SECONDS, "engine start-up (an assumption)"),
         "weights": held,
-        "reading": Result(reading, SECONDS, formula="weights ÷ storage read rate",
-                          worked=f"{grouped(held.value)} B ÷ {GB_PER_S_SHOWN.show(rate)} = {SECONDS.show(reading)}"),
-        "total": Result(reading + start, SECONDS, formula="reading the weights + engine start-up",
-                        worked=f"{SECONDS.precise(reading)} + {SECONDS.show(start)} = {SECONDS.show(reading + start)}"),
+        "reading": Result(reading, SECONDS_ROUND, formula="weights ÷ storage read rate",
+                          worked=f"{grouped(held.value)} B ÷ {GB_PER_S_SHOWN.show(rate)} = {SECONDS_ROUND.show(reading)}"),
+        "total": Result(reading + start, SECONDS_ROUND, formula="reading the weights + engine start-up",
+                        worked=f"{SECONDS.precise(reading)} + {SECONDS.show(start)} = {SECONDS_ROUND.show(reading + start)}"),
         "int4_share": Result(quarter.value / held.value, PERCENT, formula="int4 weights ÷ weights at this precision",
                              worked=f"{quarter} ÷ {held} = {PERCENT.show(quarter.value / held.value)}"),
-        "int4_reading": Result(quarter.value / rate, SECONDS, formula="int4 weights ÷ storage read rate",
+        "int4_reading": Result(quarter.value / rate, SECONDS_ROUND, formula="int4 weights ÷ storage read rate",
                                worked=(f"{grouped(quarter.value)} B ÷ {GB_PER_S_SHOWN.show(rate)} = "
-                                       f"{SECONDS.show(quarter.value / rate)}")),
+                                       f"{SECONDS_ROUND.show(quarter.value / rate)}")),
     }
 
 
@@ -197,24 +267,35 @@ def burst(stack: Stack) -> dict[str, Result]:
     }
 
 
-SMALL_BUDGET = 512  # tokens per step: the chunk Sarathi-Serve's examples use, to show the trade
-
-
 @dataclass(frozen=True)
 class Chunking:
-    """The same stream with a small token budget per step: prompts prefilled in chunks of at most
-    `budget` tokens, so no step stalls the decoders for long, and a prompt takes more steps.
+    """The same stream with a smaller token budget per step: prompts prefilled in chunks of at most
+    the budget, so no step stalls the decoders for long, and a prompt takes more steps. The budget
+    is max_num_seqs, the smallest vLLM accepts (SchedulerConfig._verify_args refuses
+    max_num_batched_tokens < max_num_seqs), with max_num_seqs left at its value.
     Computed only when a page asks for it."""
 
     stack: Stack
 
     @property
     def budget(self) -> Result:
-        return given(SMALL_BUDGET, TOKENS, "max_num_batched_tokens, an example")
+        seqs = simulation.scheduler_caps(self.stack)[0]
+        return given(seqs, TOKENS, f"max_num_batched_tokens set to max_num_seqs ({VERIFY_ARGS})")
+
+    @property
+    def stall(self) -> Result:
+        """The time model's prefill of one chunk of the budget: what a step carrying it adds."""
+        return prefill_time(self.stack, int(self.budget.value))
+
+    @property
+    def default_stall(self) -> Result:
+        """The same for the mean prompt in one step, as the default budget lets it."""
+        return closed_form(self.stack).prefill
 
     @property
     def knee(self) -> dict[str, Result]:
-        small = replace(self.stack, serving=replace(self.stack.serving, max_num_batched_tokens=SMALL_BUDGET))
+        seqs = simulation.scheduler_caps(self.stack)[0]
+        small = replace(self.stack, serving=replace(self.stack.serving, max_num_batched_tokens=seqs, max_num_seqs=seqs))
         return knee(sweep(small), self.stack.promise)
 
 
@@ -287,6 +368,13 @@ def section(stack: Stack) -> Later:
         "claims": lambda: {name: claim.value for name, claim in CLAIMS.items()},
         "burst": lambda: burst(stack),
         "chunked": lambda: Chunking(stack),
+        "refused": lambda: simulation.refused_share(stack),
+        "document_14": lambda: document_14s_terms(stack, per_replica),
+        "decode_alone": lambda: decode_alone(stack),
+        "spread": lambda: knee_spread(stack),
+        "bench": lambda: {"prompts": given(BENCH_PROMPTS, COUNT, f"vllm bench serve --num-prompts default ({BENCH_SOURCE})"),
+                          "percentile": given(BENCH_PERCENTILE, COUNT,
+                                              f"vllm bench serve --metric-percentiles default ({BENCH_SOURCE})")},
         "prefill_share": lambda: Result(closed.saturation.value * closed.prefill.value, PERCENT,
                                         formula="saturation rate × prefill time of the mean prompt",
                                         worked=(f"{closed.saturation.operand} × {closed.prefill.operand} = "

@@ -7,8 +7,11 @@ built on the time model (calc.timing) and the ladder's cache (calc.kvcache):
   Twister in CPython and Pyodide. One unit-rate draw is scaled to each request rate, so every rate
   in a sweep sees the same requests (common random numbers: the curve is smooth, not noisy).
 - Lengths are lognormal through the traffic's p50 and p95 (the output's "long" is taken as its
-  p95), clipped so prompt + output fits the context limit: a named assumption; the traffic's p99
-  prompt is past what a lognormal through p50 and p95 gives, and past the limit.
+  p95; an output is capped at half the context limit, as a client's max_tokens would be): a named
+  assumption; the traffic's p99 prompt is past what a lognormal through p50 and p95 gives. A
+  request whose prompt + output is over the context limit is refused on arrival, as vLLM's API
+  server answers it with an error rather than truncating it: it counts against the promise and
+  takes no card time.
 - Each iteration is one engine step, scheduled as vLLM V1 does: every running sequence decodes one
   token, unfinished prompts continue in chunks, then waiting requests are admitted in arrival
   order while the step's token budget (`max_num_batched_tokens`), the sequence cap (`max_num_seqs`)
@@ -28,11 +31,13 @@ from __future__ import annotations
 import heapq
 import math
 import random
+from bisect import bisect_left, bisect_right
 from collections import deque
+from itertools import accumulate
 from dataclasses import dataclass, replace
 from functools import lru_cache
 
-from . import kvcache, operations
+from . import kvcache, operations, progress
 from .roofline import weights_read
 from .stack import Pricing, Stack, Traffic
 from .timing import achieved, peak_compute, prefill_time
@@ -70,7 +75,7 @@ class Drawn:
 
 @lru_cache(maxsize=64)
 def draw(seed: int, count: int, prompt: Lengths, output: Lengths, limit: int) -> Drawn:
-    """`count` requests: unit-rate Poisson arrivals and lognormal lengths, clipped to the limit."""
+    """`count` requests: unit-rate Poisson arrivals and lognormal lengths (outputs capped at half the limit)."""
     generator = random.Random(seed)
     arrivals, prompts, outputs, clock = [], [], [], 0.0
     for _ in range(count):
@@ -79,7 +84,7 @@ def draw(seed: int, count: int, prompt: Lengths, output: Lengths, limit: int) ->
         wanted_output = max(1, round(generator.lognormvariate(math.log(output.median), output.sigma)))
         out = min(wanted_output, max(limit // 2, 1))
         arrivals.append(clock)
-        prompts.append(max(1, min(wanted_prompt, limit - out)))
+        prompts.append(wanted_prompt)
         outputs.append(out)
     return Drawn(tuple(arrivals), tuple(prompts), tuple(outputs))
 
@@ -89,6 +94,20 @@ def drawn_for(stack: Stack) -> Drawn:
     return draw(stack.stream.seed, stack.stream.requests,
                 lognormal_through(traffic.prompt_p50, traffic.prompt_p95),
                 lognormal_through(traffic.output_p50, traffic.output_long), stack.context_limit)
+
+
+def served_lengths(stack: Stack) -> list[tuple[int, int]]:
+    """(prompt, output) of the drawn requests that fit the context limit: the ones the server serves."""
+    drawn = drawn_for(stack)
+    return [(p, o) for p, o in zip(drawn.prompts, drawn.outputs) if p + o <= stack.context_limit]
+
+
+def refused_share(stack: Stack) -> Result:
+    """The share of drawn requests over the context limit, refused on arrival."""
+    drawn = drawn_for(stack)
+    over = len(drawn.prompts) - len(served_lengths(stack))
+    return Result(over / len(drawn.prompts), PERCENT, formula="requests whose prompt + output is over the context limit ÷ requests drawn",
+                  worked=f"{grouped(over)} ÷ {grouped(len(drawn.prompts))} = {PERCENT.show(over / len(drawn.prompts))}")
 
 
 @dataclass(frozen=True)
@@ -171,7 +190,7 @@ class Run:
     rate: float
     requests: tuple[_Request, ...]
     measured_from: int
-    gaps: tuple[tuple[float, int], ...]
+    gaps: tuple[tuple[float, ...], tuple[int, ...]]
     window: tuple[float, float]
     window_tokens: int
     resident_integral: float
@@ -194,9 +213,15 @@ def simulate(stack: Stack, rate: float, trace_steps: int = 0) -> Run:
     # Every running sequence decodes a token each step, so no more may run than the step's budget holds.
     running_cap = min(max_num_seqs, max_num_batched_tokens)
     costs = step_costs(stack)
+    # The step's constants, unpacked: the loop below runs a few hundred thousand times a sweep.
+    weights_s = costs.weights_s
+    per_decode_s, per_prompt_s = costs.decode_ops * costs.per_op_s, costs.prompt_ops * costs.per_op_s
+    per_read_s, per_position_s = costs.cache_bytes * costs.per_byte_s, costs.attention_ops * costs.per_op_s
+    per_held_s = max(per_read_s, per_position_s)  # a decode-only step's attention: held × the slower of the two
     block = stack.block_size
     capacity = cache_blocks(stack)
     requests = [_Request(a / rate, p, o) for a, p, o in zip(drawn.arrivals, drawn.prompts, drawn.outputs)]
+    limit = stack.context_limit
     count = len(requests)
     measured_from = min(int(count * stack.stream.warm_up), count - 1)
     window = (requests[measured_from].arrival, requests[-1].arrival)
@@ -207,86 +232,141 @@ def simulate(stack: Stack, rate: float, trace_steps: int = 0) -> Run:
     decoding = resident = arrived = done = step = ticket = preemptions = peak_waiting = window_tokens = 0
     held = charged = 0.0  # tokens the decoding sequences hold; tokens charged to the pool by all resident
     clock = resident_integral = 0.0
-    gaps: list[tuple[float, int]] = []
+    gap_values: list[float] = []  # inter-token gaps in the measured window, and how many tokens waited each
+    gap_tokens: list[int] = []
     trace: list[tuple[float, int, int, int]] = []
     max_steps = MAX_STEPS_PER_REQUEST * count
 
     while done < count and step < max_steps:
         while arrived < count and requests[arrived].arrival <= clock:
-            waiting.append(requests[arrived])
+            request = requests[arrived]
             arrived += 1
+            if request.prompt + request.output > limit:  # the API server answers it with an error
+                request.state = "refused"
+                done += 1
+            else:
+                waiting.append(request)
         if not waiting and not prefilling and not decoding:
             clock = requests[arrived].arrival
             continue
         budget = max_num_batched_tokens - decoding
-        prompt_tokens, positions, prompt_read = 0, 0.0, 0.0
-        completing: list[_Request] = []
-        for request in prefilling:
-            if budget <= 0:
-                break
-            chunk = min(request.context - request.done, budget)
-            positions += chunk * request.done + chunk * (chunk + 1) / 2
-            prompt_read += request.done + chunk
-            prompt_tokens += chunk
-            budget -= chunk
-            request.done += chunk
-            if request.done == request.context:
-                completing.append(request)
-        while waiting and budget > 0 and resident < running_cap \
-                and charged / block + resident + math.ceil(waiting[0].context / block) + 1 <= capacity:
-            request = waiting.popleft()
-            request.state = "prefill"
-            resident += 1
-            charged += request.context
-            prefilling.append(request)
-            chunk = min(request.context, budget)
-            positions += chunk * (chunk + 1) / 2
-            prompt_read += chunk
-            prompt_tokens += chunk
-            budget -= chunk
-            request.done = chunk
-            if chunk == request.context:
-                completing.append(request)
-        if waiting and not resident:  # a prompt longer than the whole cache: refused, never served
-            refused = waiting.popleft()
-            refused.state = "refused"
-            done += 1
-            continue
-        peak_waiting = max(peak_waiting, len(waiting))
-        if step < trace_steps:
-            trace.append((clock, len(waiting), len(prefilling), decoding))
-        duration = costs.step(decoding, held, prompt_tokens, positions, prompt_read)
-        resident_integral += (arrived - done) * duration
-        measured = window[0] <= clock <= window[1]
-        clock += duration
-        step += 1
-        if decoding:
-            gaps.append((duration, decoding if measured else 0))
-            window_tokens += decoding if measured else 0
-            held += decoding
-            charged += decoding
-        for request in completing:
-            prefilling.remove(request)
-            if request.generated:  # prefilled again after a preemption: its next token ends a gap
-                gaps.append((clock - request.last, 1 if measured else 0))
-            else:
-                request.first = clock
-            request.generated += 1
-            request.last = clock
-            window_tokens += 1 if measured else 0
-            if request.generated >= request.output:
-                request.finish, request.state = clock, "done"
-                resident -= 1
-                charged -= request.context
+        if decoding and not prefilling and not (
+                waiting and budget > 0 and resident < running_cap
+                and charged / block + resident + math.ceil(waiting[0].context / block) + 1 <= capacity):
+            # Steps that only decode, up to the next event (an arrival, a finish, a preemption): a full
+            # step's arithmetic with no prompt tokens, without the scheduling around it, which is most
+            # of the steps and most of the time a sweep takes.
+            next_arrival = requests[arrived].arrival if arrived < count else math.inf
+            next_finish = finishing[0][0] if finishing else math.inf
+            matmuls = per_decode_s * decoding
+            fixed = matmuls if matmuls > weights_s else weights_s
+            present = arrived - done
+            peak_waiting = max(peak_waiting, len(waiting))  # nothing joins or leaves the queue until the next event
+            # How many steps until the first event: a finish (known by step), the pool overflowing
+            # (held grows by `decoding` a step), an arrival (each step lasts at least `fixed`).
+            steps = min(next_finish, max_steps) - step
+            if decoding > 1:
+                overflow = max(1, int(((capacity - resident) * block - charged) // decoding))
+                while overflow > 1 and (charged + (overflow - 1) * decoding) / block + resident > capacity:
+                    overflow -= 1
+                while (charged + overflow * decoding) / block + resident <= capacity:
+                    overflow += 1
+                steps = min(steps, overflow)
+            if next_arrival < math.inf:
+                steps = min(steps, int((next_arrival - clock) / fixed) + 2)
+            steps = max(steps, 1)
+            durations = [fixed + (held + i * decoding) * per_held_s for i in range(steps)]
+            clocks = list(accumulate(durations, initial=clock))  # clocks[i]: when step i starts
+            if next_arrival < math.inf:
+                steps = min(steps, max(1, bisect_left(clocks, next_arrival, 1)))
+            if step < trace_steps:
+                trace.extend((clocks[i], len(waiting), 0, decoding) for i in range(min(steps, trace_steps - step)))
+            first, last = bisect_left(clocks, window[0], 0, steps), bisect_right(clocks, window[1], 0, steps)
+            if first < last:  # the steps that start inside the measured window
+                resident_integral += present * (clocks[last] - clocks[first])
+                gap_values.extend(durations[first:last])
+                gap_tokens.extend([decoding] * (last - first))
+                window_tokens += decoding * (last - first)
+            clock = clocks[steps]
+            step += steps
+            held += steps * decoding
+            charged += steps * decoding
+        else:
+            prompt_tokens, positions, prompt_read = 0, 0.0, 0.0
+            completing: list[_Request] = []
+            for request in prefilling:
+                if budget <= 0:
+                    break
+                chunk = min(request.context - request.done, budget)
+                positions += chunk * request.done + chunk * (chunk + 1) / 2
+                prompt_read += request.done + chunk
+                prompt_tokens += chunk
+                budget -= chunk
+                request.done += chunk
+                if request.done == request.context:
+                    completing.append(request)
+            while waiting and budget > 0 and resident < running_cap \
+                    and charged / block + resident + math.ceil(waiting[0].context / block) + 1 <= capacity:
+                request = waiting.popleft()
+                request.state = "prefill"
+                resident += 1
+                charged += request.context
+                prefilling.append(request)
+                chunk = min(request.context, budget)
+                positions += chunk * (chunk + 1) / 2
+                prompt_read += chunk
+                prompt_tokens += chunk
+                budget -= chunk
+                request.done = chunk
+                if chunk == request.context:
+                    completing.append(request)
+            if waiting and not resident:  # a prompt longer than the whole cache: refused, never served
+                refused = waiting.popleft()
+                refused.state = "refused"
                 done += 1
                 continue
-            request.state, request.base, request.started = "decode", request.generated, step
-            decoding += 1
-            held += request.context + 1
-            charged += 1
-            ticket += 1
-            decoding_order.append(request)
-            heapq.heappush(finishing, (step + request.output - request.generated, ticket, request.epoch, request))
+            peak_waiting = max(peak_waiting, len(waiting))
+            if step < trace_steps:
+                trace.append((clock, len(waiting), len(prefilling), decoding))
+            # costs.step, inlined
+            matmuls = per_decode_s * decoding + per_prompt_s * prompt_tokens
+            reading, computing = (held + prompt_read) * per_read_s, (held + positions) * per_position_s
+            duration = (matmuls if matmuls > weights_s else weights_s) + (reading if reading > computing else computing)
+            measured = window[0] <= clock <= window[1]
+            if measured:  # requests present (queued or running) × the step's length, over the measured window
+                resident_integral += (arrived - done) * duration
+            clock += duration
+            step += 1
+            if decoding:
+                if measured:
+                    gap_values.append(duration)
+                    gap_tokens.append(decoding)
+                    window_tokens += decoding
+                held += decoding
+                charged += decoding
+            for request in completing:
+                prefilling.remove(request)
+                if request.generated and measured:  # prefilled again after a preemption: its next token ends a gap
+                    gap_values.append(clock - request.last)
+                    gap_tokens.append(1)
+                else:
+                    request.first = clock
+                request.generated += 1
+                request.last = clock
+                window_tokens += 1 if measured else 0
+                if request.generated >= request.output:
+                    request.finish, request.state = clock, "done"
+                    resident -= 1
+                    charged -= request.context
+                    done += 1
+                    continue
+                request.state, request.base, request.started = "decode", request.generated, step
+                decoding += 1
+                held += request.context + 1
+                charged += 1
+                ticket += 1
+                decoding_order.append(request)
+                heapq.heappush(finishing, (step + request.output - request.generated, ticket, request.epoch, request))
         while finishing and finishing[0][0] <= step:
             _, _, epoch, request = heapq.heappop(finishing)
             if epoch != request.epoch:
@@ -315,23 +395,25 @@ def simulate(stack: Stack, rate: float, trace_steps: int = 0) -> Run:
             preemptions += 1
         if len(decoding_order) > 2 * decoding + 64:
             decoding_order = [r for r in decoding_order if r.state == "decode"]
-    return Run(rate, tuple(requests), measured_from, tuple(gaps), window, window_tokens, resident_integral, clock,
+    return Run(rate, tuple(requests), measured_from, (tuple(gap_values), tuple(gap_tokens)), window, window_tokens, resident_integral, clock,
                preemptions, peak_waiting, tuple(trace), step)
 
 
-def weighted_percentiles(samples: list[tuple[float, int]], shares: dict[str, float]) -> dict[str, float]:
-    """Nearest-rank percentiles of weighted samples: each (value, weight) stands for `weight` tokens
-    that waited `value`."""
-    total = sum(weight for _, weight in samples)
-    ordered = sorted(samples)
-    found = {}
-    for name, share in shares.items():
-        rank, running, value = max(1, math.ceil(share * total)), 0, 0.0
-        for value, weight in ordered:
-            running += weight
-            if running >= rank:
-                break
-        found[name] = value if total else 0.0
+def weighted_percentiles(values: tuple[float, ...], weights: tuple[int, ...], shares: dict[str, float]) -> dict[str, float]:
+    """Nearest-rank percentiles of weighted samples: values[i] stands for weights[i] tokens that
+    waited that long. One pass over the samples in order of value, all shares at once."""
+    total = sum(weights)
+    if not total:
+        return {name: 0.0 for name in shares}
+    wanted = sorted((max(1, math.ceil(share * total)), name) for name, share in shares.items())
+    found, running, next_rank = {}, 0, 0
+    for index in sorted(range(len(values)), key=values.__getitem__):
+        running += weights[index]
+        while next_rank < len(wanted) and running >= wanted[next_rank][0]:
+            found[wanted[next_rank][1]] = values[index]
+            next_rank += 1
+        if next_rank == len(wanted):
+            break
     return found
 
 
@@ -359,6 +441,7 @@ class Outcome:
     mean_in_system: float
     mean_time_in_system: float
     arrival_rate: float
+    refused: int
     unfinished: int
     span: float
     good: int
@@ -376,21 +459,26 @@ def measure(stack: Stack, run: Run) -> Outcome:
     good = [r for r in served if r.first - r.arrival <= promise.ttft_p95_s and r.finish < math.inf
             and (r.output == 1 or (r.finish - r.first) / (r.output - 1) <= promise.itl_p95_s)]
     span = max(run.window[1] - run.window[0], 1e-9)
-    finished = [r for r in run.requests if r.finish < math.inf]
+    # Little's Law's sides over the measured window, each counted its own way: L from the requests
+    # present step by step; λ from the served requests arriving in the window; W their mean time in
+    # the system. The window ends with the last arrival, so requests still in the system then are
+    # counted in W to their finish and in L only up to the window's end: the two agree only when
+    # the queue is steady.
     return Outcome(
         rate=run.rate,
         ttft={k: percentile(ttfts, share) for k, share in SHARES.items()},
-        itl=weighted_percentiles(list(run.gaps), SHARES),
+        itl=weighted_percentiles(*run.gaps, SHARES),
         throughput=run.window_tokens / span,
         goodput_requests=len(good) / span,
         goodput_tokens=sum(_within(r, run.window) for r in good) / span,
         met=len(good) / max(len(measured), 1),
         preemptions=run.preemptions,
         peak_waiting=run.peak_waiting,
-        mean_in_system=run.resident_integral / run.end if run.end else 0.0,
-        mean_time_in_system=sum(r.finish - r.arrival for r in finished) / max(len(finished), 1),
-        arrival_rate=len(finished) / run.end if run.end else 0.0,
-        unfinished=len(run.requests) - len(finished),
+        mean_in_system=run.resident_integral / span,
+        mean_time_in_system=sum(min(r.finish, run.end) - r.arrival for r in served) / max(len(served), 1),
+        arrival_rate=len(served) / span,
+        refused=len(measured) - len(served),
+        unfinished=sum(r.state not in ("done", "refused") for r in run.requests),
         span=span,
         good=len(good),
         measured=len(measured),
@@ -461,9 +549,9 @@ def _bisect(predicate, low: float, high: float) -> float:
 @lru_cache(maxsize=16)
 def closed_form(stack: Stack) -> ClosedForm:
     costs = step_costs(stack)
-    drawn = drawn_for(stack)
-    prompt = sum(drawn.prompts) / len(drawn.prompts)
-    output = sum(drawn.outputs) / len(drawn.outputs)
+    fitting = served_lengths(stack)
+    prompt = sum(p for p, _ in fitting) / len(fitting)
+    output = sum(o for _, o in fitting) / len(fitting)
     held = prompt + output / 2
     prefill = prefill_time(stack, max(1, round(prompt))).value
     slo = stack.promise.itl_p95_s
@@ -483,8 +571,8 @@ def closed_form(stack: Stack) -> ClosedForm:
     return ClosedForm(
         prefill=Result(prefill, MS, formula="prefill time of the mean prompt (the time model)",
                        worked=f"the time model at {TOKENS.show(prompt)}: {MS.show(prefill)}"),
-        mean_prompt=given(prompt, TOKENS, "mean prompt drawn"),
-        mean_output=given(output, TOKENS, "mean output drawn"),
+        mean_prompt=given(prompt, TOKENS, "mean prompt of the requests served"),
+        mean_output=given(output, TOKENS, "mean output of the requests served"),
         itl_bound=Result(itl_bound, RATE, formula="largest λ with step(B) ÷ (1 − λ × prefill) ≤ ITL SLO, B = λ × output × ITL",
                          worked=(f"{RATE.precise(itl_bound, 7)} × {TOKENS.precise(output, 7)} × {MS.precise(bound_itl, 7)} = "
                                  f"{COUNT.precise(bound_batch)} sequences; "
@@ -540,8 +628,12 @@ def sweep(stack: Stack) -> Sweep:
 @lru_cache(maxsize=16)
 def _sweep(stack: Stack) -> Sweep:
     closed = closed_form(stack)
-    rates = tuple(fraction * closed.saturation.value for fraction in SWEEP)
-    return Sweep(tuple(measure(stack, simulate(stack, rate)) for rate in rates), closed)
+    outcomes = []
+    progress.report(0, len(SWEEP), "request rates simulated")
+    for fraction in SWEEP:
+        outcomes.append(measure(stack, simulate(stack, fraction * closed.saturation.value)))
+        progress.report(len(outcomes), len(SWEEP), "request rates simulated")
+    return Sweep(tuple(outcomes), closed)
 
 
 BURST_RATE = 1e9  # requests a second: every request arrives at once, as `vllm bench serve --request-rate inf` sends them

@@ -260,6 +260,11 @@ def test_valid_inputs_show_arithmetic_that_reproduces_every_figure(calculator, d
         parsed = {f.name: f.parse(values[f.name]) for f in calculator.fields}
         if promise_can_be_kept(parsed):
             values.update(model="llama-3.1-8b", card="h100-sxm", weights="bf16", ttft="60000", itl="1000")
+        from calc.fields import CARD, STEP_TOKENS  # vLLM refuses a budget below max_num_seqs; tested in test_production
+        from calc.launch import default_max_num_seqs
+        from calc.stack import REFERENCE
+        seqs = default_max_num_seqs(CARD.apply(REFERENCE, CARD.parse(values["card"])).card)
+        values["step_tokens"] = str(max(STEP_TOKENS.parse(values["step_tokens"]), seqs))
     if calculator.name == "start":  # a request within its limit that its card can hold; refusals have their own tests
         from calc import journey
         from calc.calculators import START_FIELDS, stack_of

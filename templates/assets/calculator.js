@@ -16,6 +16,7 @@ runbookDocuments(function () {
     let unavailable = "";
     let nextId = 0;
     const waiting = new Map();
+    const hearing = new Map();  // id → what hears that question's progress reports
     const listeners = [];
 
     function tell(state, detail) { listeners.forEach((listener) => listener(state, detail)); }
@@ -73,6 +74,9 @@ runbookDocuments(function () {
             resolve();
           } else if (message.type === "failed") {
             reject(new Error(message.message));
+          } else if (message.type === "progress") {
+            const heard = hearing.get(message.id);
+            if (heard) heard(message);
           } else {
             const done = waiting.get(message.id);
             waiting.delete(message.id);
@@ -89,14 +93,17 @@ runbookDocuments(function () {
       worker = null;
       waiting.forEach((done) => done({ answer: { ok: false, errors: { calculator: "Python stopped before it answered." } }, ms: 0 }));
       waiting.clear();
+      hearing.clear();
     }
 
     // One question to Python. A Python that died (Pyodide cannot recover from a fatal error) is
     // stopped, and the next question starts a fresh one.
-    function ask(message) {
+    function ask(message, onProgress) {
       return start().then(() => new Promise((resolve) => {
         const id = ++nextId;
+        if (onProgress) hearing.set(id, onProgress);
         waiting.set(id, (reply) => {
+          hearing.delete(id);
           if (reply.fatal) { stop(); ready = null; }
           resolve(reply);
         });
@@ -213,7 +220,12 @@ runbookDocuments(function () {
           started = performance.now();
           performance.mark("calc-run");
           try {
-            reply = await runtime.ask({ type: "run", request: asked });
+            reply = await runtime.ask({ type: "run", request: asked }, (report) => {
+              if (edited) return; // a newer input is waiting: this run's progress is not the reader's
+              clearTimeout(slowTimer);
+              section.setAttribute("data-progress", report.done + "/" + report.total);
+              say("Computing… " + report.done + " of " + report.total + " " + report.what + ".");
+            });
           } catch (error) {
             if (!edited) setState("unavailable");
             reply = null;
