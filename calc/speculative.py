@@ -123,7 +123,7 @@ def alpha_from_rate(rate: float, gamma: int) -> Result:
         low, high = (middle, high) if rate_of(middle, gamma) < rate else (low, middle)
     value = (low + high) / 2
     return Result(value, FRACTION, formula="the α whose α(1 − α^γ) ÷ ((1 − α)γ) equals the reported rate",
-                  worked=(f"α(1 − α^{gamma}) ÷ ((1 − α) × {gamma}) = {rate:.4f} at α = {value:.4f}: "
+                  worked=(f"solving α(1 − α^{gamma}) ÷ ((1 − α) × {gamma}) for a rate of {rate:.4f} gives α of {value:.4f}; "
                           f"{value:.4f} × (1 − {value:.4f}^{gamma}) ÷ ({1 - value:.4f} × {gamma}) = {rate_of(value, gamma):.4f}"))
 
 
@@ -335,7 +335,7 @@ class Speculative:
         users = kvcache.users_by_tokens(capacity, charged)
         return Result(users.value, COUNT,
                       formula="⌊(KV budget − draft weights) ÷ (target + draft cache per token), in blocks ÷ tokens per sequence⌋",
-                      worked=(f"({ladder.kv_budget} − {weights}) ÷ ({ladder.per_token} + {draft}) = {capacity}; "
+                      worked=(f"({ladder.kv_budget} − {weights}) ÷ ({ladder.per_token} + {draft}) = {capacity} in whole blocks; "
                               f"{capacity} ÷ {charged} → {grouped(users.value)} sequences"))
 
     @property
