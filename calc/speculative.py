@@ -40,6 +40,8 @@ DYNAMIC = ("vLLM, Dynamic Speculative Decoding, num_speculative_tokens_per_batch
            "https://github.com/vllm-project/vllm/blob/main/docs/features/speculative_decoding/dynamic_speculative_decoding.md")
 VLLM_SPEC_DOCS = ("vLLM, Speculative Decoding: “reduce inter-token latency under medium-to-low QPS, memory-bound workloads”, "
                   "https://github.com/vllm-project/vllm/blob/main/docs/features/speculative_decoding/README.md")
+LEVIATHAN_ARITHMETIC = ("Leviathan, Kalman & Matias, arXiv:2211.17192, section 3.4, Theorem 3.11: the expected factor "
+                        "of increase in arithmetic operations, (1 − α)(γĉ + γ + 1) ÷ (1 − α^(γ+1))")
 PROMPT_LOOKUP = ("Saxena, “Prompt Lookup Decoding”, 2023, https://github.com/apoorvumang/prompt-lookup-decoding; "
                  "vLLM's method \"ngram\", https://docs.vllm.ai/en/latest/features/spec_decode.html")
 GAMMAS = tuple(range(1, 11))
@@ -487,7 +489,7 @@ def section(stack: Stack) -> dict[str, object]:
         "shared_gain": shared_throughput(full),
         "recovered": alpha_from_rate(run.reported_rate.value, run.gamma),
         "lossless": lossless,
-        "papers": {"leviathan": LEVIATHAN, "chen": CHEN, "eagle": EAGLE, "medusa": MEDUSA, "lookup": PROMPT_LOOKUP},
+        "papers": {"leviathan": LEVIATHAN, "leviathan_arithmetic": LEVIATHAN_ARITHMETIC, "chen": CHEN, "eagle": EAGLE, "medusa": MEDUSA, "lookup": PROMPT_LOOKUP},
         "vllm": {"metrics": VLLM_METRICS, "dynamic": DYNAMIC, "docs": VLLM_SPEC_DOCS},
         "rate_formula": "reported rate = (α + α² + … + α^γ) ÷ γ = α(1 − α^γ) ÷ ((1 − α) × γ)",
         "per_pass_formula": "tokens per pass = (1 − α^(γ+1)) ÷ (1 − α)",
