@@ -187,8 +187,7 @@ class Speculation:
     the draft, the target, the text and the temperature). vLLM's logged draft acceptance rate is not
     α: it counts only drafts before the first rejection, so it is α(1 − α^γ) ÷ ((1 − α)γ); recover α
     from it with calc.speculative.alpha_from_rate, or read tokens per pass directly as vLLM's mean
-    acceptance length). `drafted`: γ,
-    tokens drafted per verification pass (vLLM's num_speculative_tokens; an example). `drafter`:
+    acceptance length. `drafted`: γ, tokens drafted per verification pass (vLLM's num_speculative_tokens; an example). `drafter`:
     who drafts (a key of calc.speculative.DRAFTERS). `batch`: sequences decoding together.
     """
 
