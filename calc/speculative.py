@@ -288,8 +288,8 @@ class Speculative:
 
     @cached_property
     def by_gamma(self) -> dict[int, float]:
-        """Speedup on the time model at this batch for every γ from 1 to 10."""
-        return {g: replace(self, gamma=g).speedup_value for g in GAMMAS}
+        """Speedup on the time model at this batch for every γ from 1 to 10, and to this run's γ if larger."""
+        return {g: replace(self, gamma=g).speedup_value for g in range(1, max(GAMMAS[-1], self.gamma) + 1)}
 
     @property
     def best(self) -> "Speculative":
@@ -303,7 +303,7 @@ class Speculative:
         speedups = self.by_gamma
         return Result(best, COUNT, formula="the γ with the largest speedup on the time model at this batch",
                       worked=(f"at a batch of {grouped(self.batch)}, γ of {best} gives {RATIO_FINE.show(speedups[best])}, "
-                              f"the most for any γ from 1 to {GAMMAS[-1]} (γ of {self.gamma} gives {RATIO_FINE.show(speedups[self.gamma])})"))
+                              f"the most for any γ from 1 to {max(speedups)} (γ of {self.gamma} gives {RATIO_FINE.show(speedups[self.gamma])})"))
 
     @property
     def rule_gamma(self) -> Result:
