@@ -103,7 +103,11 @@ def draft_acceptance_rate(alpha: float, gamma: int) -> Result:
     accepted prefix over γ: (α + α² + … + α^γ) ÷ γ, below α whenever γ is above 1."""
     accepted = accepted_per_pass(alpha, gamma)
     value = accepted / gamma
-    return Result(value, SHARE, formula="(α + α² + … + α^γ) ÷ γ = α(1 − α^γ) ÷ ((1 − α)γ)",
+    formula = "(α + α² + … + α^γ) ÷ γ = α(1 − α^γ) ÷ ((1 − α)γ)"
+    if alpha < 0.001:  # too small to print as an operand: its powers would read as 0
+        return Result(value, SHARE, formula=formula,
+                      worked=f"α of {plain(alpha)}: nearly every first draft is rejected, and the rate is {SHARE.show(value)}")
+    return Result(value, SHARE, formula=formula,
                   worked=(f"({' + '.join(f'{plain(alpha)}^{k}' if k > 1 else plain(alpha) for k in range(1, gamma + 1))}) "
                           f"÷ {gamma} = {accepted:.4f} ÷ {gamma} = {SHARE.show(value)}"))
 
@@ -119,12 +123,18 @@ def acceptance_length(alpha: float, gamma: int) -> Result:
 def alpha_from_rate(rate: float, gamma: int) -> Result:
     """The per-draft α behind a reported draft acceptance rate: the rate rises with α, so bisection
     on α(1 − α^γ) ÷ ((1 − α)γ) = rate finds it."""
+    formula = "the α whose α(1 − α^γ) ÷ ((1 − α)γ) equals the reported rate"
+    if rate <= 0.001 or rate >= 1:  # the ends, where the powers would print as 0 or the division as 0 ÷ 0
+        value = 1.0 if rate >= 1 else rate
+        return Result(value, FRACTION, formula=formula,
+                      worked=f"a rate of {rate:.4f}: " + ("every draft is accepted, so α is 1" if rate >= 1 else
+                                                          "almost no first draft survives, and α is about the rate"))
     low, high = 0.0, 1.0
     for _ in range(60):
         middle = (low + high) / 2
         low, high = (middle, high) if rate_of(middle, gamma) < rate else (low, middle)
     value = (low + high) / 2
-    return Result(value, FRACTION, formula="the α whose α(1 − α^γ) ÷ ((1 − α)γ) equals the reported rate",
+    return Result(value, FRACTION, formula=formula,
                   worked=(f"solving α(1 − α^{gamma}) ÷ ((1 − α) × {gamma}) for a rate of {rate:.4f} gives α of {value:.4f}; "
                           f"{value:.4f} × (1 − {value:.4f}^{gamma}) ÷ ({1 - value:.4f} × {gamma}) = {rate_of(value, gamma):.4f}"))
 
@@ -289,7 +299,13 @@ class Speculative:
     @cached_property
     def by_gamma(self) -> dict[int, float]:
         """Speedup on the time model at this batch for every γ from 1 to 10, and to this run's γ if larger."""
-        return {g: replace(self, gamma=g).speedup_value for g in range(1, max(GAMMAS[-1], self.gamma) + 1)}
+        return {g: self.speedup_for(self.alpha, g) for g in range(1, max(GAMMAS[-1], self.gamma) + 1)}
+
+    def speedup_for(self, alpha: float, gamma: int) -> float:
+        """Speedup on the time model at this batch and length for another α and γ, reusing this run's
+        ordinary and draft steps (neither depends on α or γ)."""
+        step, draft, _ = self._seconds
+        return tokens_per_pass(alpha, gamma) * step / (gamma * draft + verify_time(self.stack, self.batch, gamma, self.tokens))
 
     @property
     def best(self) -> "Speculative":
@@ -443,7 +459,7 @@ def gamma_curves(run: Speculative) -> dict:
     """Speedup on the time model against γ at the reader's batch, for several α and the reader's."""
     alphas = list(CHART_ALPHAS) + [run.alpha]
     names = [f"α = {plain(a)}" for a in CHART_ALPHAS] + [f"your α = {plain(run.alpha)}"]
-    curves = [{"name": name, "x": list(GAMMAS), "y": [replace(run, alpha=a).by_gamma[g] for g in GAMMAS]}
+    curves = [{"name": name, "x": list(GAMMAS), "y": [run.speedup_for(a, g) for g in GAMMAS]}
               for a, name in zip(alphas, names)]
     rows = [[str(g)] + [f"{curve['y'][i]:.2f}×" for curve in curves] for i, g in enumerate(GAMMAS)]
     return {"curves": curves, "rows": rows}
