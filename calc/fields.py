@@ -541,7 +541,7 @@ def _drafters() -> dict[str, str]:
 
 ACCEPTANCE = NumberField("acceptance", "Acceptance rate α", 0, 1, False, "", places=2,
                          current=lambda s: s.speculation.acceptance, apply=_speculation("acceptance"),
-                         hint="chance a drafted token is accepted")
+                         hint="chance a drafted token is accepted; not vLLM's logged rate")
 DRAFTED = NumberField("drafted", "Drafted tokens γ", 1, 16, True, "tokens", current=lambda s: s.speculation.drafted,
                       apply=_speculation("drafted"), hint="per verification pass")
 DRAFTER = ChoiceField("drafter", "Drafter", _drafters(), current=lambda s: s.speculation.drafter,

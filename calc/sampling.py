@@ -35,8 +35,21 @@ VLLM_SAMPLING_PARAMS = "https://github.com/vllm-project/vllm/blob/main/vllm/samp
 # Stopping: Llama 3.1 8B Instruct's end-of-sequence ids, from its generation_config.json (GENERATION_CONFIG):
 # <|end_of_text|>, <|eom_id|> (end of a tool-calling message) and <|eot_id|> (end of turn).
 LLAMA_3_1_EOS = ((128001, "<|end_of_text|>"), (128008, "<|eom_id|>"), (128009, "<|eot_id|>"))
-# vLLM's SamplingParams.max_tokens default for offline generation (VLLM_SAMPLING_PARAMS: max_tokens = 16).
+# vLLM's SamplingParams.max_tokens default for offline generation (VLLM_SAMPLING_PARAMS: max_tokens = 16), which
+# the OpenAI-compatible completions endpoint shares (VLLM_COMPLETIONS); chat completions leave it unset.
 VLLM_MAX_TOKENS = 16
+# Hugging Face's GenerationConfig default top_k, applied by generate() when generation_config.json is silent
+# (HF_GENERATION_CONFIG).
+HF_TOP_K = 50
+HF_GENERATION_CONFIG = ("https://huggingface.co/docs/transformers/main_classes/text_generation "
+                        "(GenerationConfig: top_k defaults to 50)")
+LLAMA_3_0_EOS = ("https://github.com/vllm-project/vllm/issues/4180 (Llama 3 8B Instruct: <|eot_id|> not respected while "
+                 "the tokenizer's eos_token was <|end_of_text|>) and https://github.com/vllm-project/vllm/pull/4182 (vLLM "
+                 "adds generation_config.json's eos_token_id to the stop ids); Llama 3.1 8B Instruct's tokenizer_config.json "
+                 "names <|eot_id|> its eos_token, https://huggingface.co/meta-llama/Llama-3.1-8B-Instruct/blob/main/tokenizer_config.json")
+VLLM_COMPLETIONS = ("https://github.com/vllm-project/vllm/blob/main/vllm/entrypoints/openai/completion/protocol.py "
+                    "(CompletionRequest.max_tokens = 16, OpenAI's default for /v1/completions; /v1/chat/completions "
+                    "leaves max_tokens unset and the engine fills it with the room left in the context)")
 
 
 def softmax(logits: tuple[float, ...]) -> tuple[float, ...]:
@@ -257,6 +270,14 @@ class PenaltyExample:
                       worked=f"{plain(self.logit)} ÷ {plain(self.repetition)} = {FRACTION.show(value, 4)}")
 
     @property
+    def combined(self) -> Result:
+        """All three on one token, in vLLM's order: the repetition penalty first, then the additive ones."""
+        value = penalised(self.logit, True, self.output_count, self.repetition, self.frequency, self.presence)
+        return Result(value, FRACTION, formula="logit ÷ repetition − frequency × count − presence × [count > 0]",
+                      worked=(f"{plain(self.logit)} ÷ {plain(self.repetition)} − {plain(self.frequency)} × {self.output_count} − "
+                              f"{plain(self.presence)} × 1 = {FRACTION.show(value, 4)}"))
+
+    @property
     def count(self) -> Result:
         return Result(self.output_count, COUNT, worked=grouped(self.output_count))
 
@@ -294,6 +315,9 @@ def section(stack: Stack) -> dict[str, object]:
         "eos": ", ".join(f"{i} {name}" for i, name in LLAMA_3_1_EOS),
         "eos_count": len(LLAMA_3_1_EOS),
         "max_tokens": VLLM_MAX_TOKENS,
+        "hf_top_k": Result(HF_TOP_K, COUNT, worked=grouped(HF_TOP_K)),
         "sources": {"sampler": VLLM_SAMPLER, "penalties": VLLM_PENALTIES, "openai": OPENAI_PENALTIES,
-                    "hf": HF_WARPERS, "generation_config": GENERATION_CONFIG, "sampling_params": VLLM_SAMPLING_PARAMS},
+                    "hf": HF_WARPERS, "generation_config": GENERATION_CONFIG, "sampling_params": VLLM_SAMPLING_PARAMS,
+                    "completions": VLLM_COMPLETIONS, "llama_3_0_eos": LLAMA_3_0_EOS,
+                    "hf_generation_config": HF_GENERATION_CONFIG},
     }

@@ -18,11 +18,12 @@ import math
 from dataclasses import dataclass, replace
 from functools import cached_property, lru_cache
 
-from . import operations, timing
+from . import kvcache, operations, timing
 from .models import LLAMA_3_2_1B, Model
+from .precision import weight_bytes
 from .roofline import decode_read
 from .stack import Stack
-from .units import COUNT, FRACTION, MS, RATIO_FINE, SHARE, TOKENS_FINE, Result, Unit, grouped, plain
+from .units import COUNT, FRACTION, GIB_HELD, MS, RATIO_FINE, SHARE, TOKENS_FINE, Result, Unit, grouped, plain
 
 LEVIATHAN = ("Leviathan, Kalman & Matias, “Fast Inference from Transformers via Speculative Decoding”, ICML 2023, "
              "arXiv:2211.17192: equation (1), Theorem 3.8, and the rejection rule of section 2.3")
@@ -32,6 +33,15 @@ EAGLE = ("Li, Wei, Zhang & Zhang, “EAGLE: Speculative Sampling Requires Rethin
          "arXiv:2401.15077")
 MEDUSA = ("Cai, Li, Geng, Peng, Lee, Chen & Dao, “Medusa: Simple LLM Inference Acceleration Framework with Multiple "
           "Decoding Heads”, ICML 2024, arXiv:2401.10774")
+VLLM_METRICS = ("vllm/v1/spec_decode/metrics.py, https://github.com/vllm-project/vllm/blob/main/vllm/v1/spec_decode/metrics.py: "
+                "draft acceptance rate = accepted tokens ÷ draft tokens, mean acceptance length = 1 + accepted tokens ÷ drafts, "
+                "and vllm:spec_decode_num_accepted_tokens_per_pos, where a draft counts as accepted only before the first rejection")
+DYNAMIC = ("vLLM, Dynamic Speculative Decoding, num_speculative_tokens_per_batch_size in --speculative-config, "
+           "https://github.com/vllm-project/vllm/blob/main/docs/features/speculative_decoding/dynamic_speculative_decoding.md")
+VLLM_SPEC_DOCS = ("vLLM, Speculative Decoding: “reduce inter-token latency under medium-to-low QPS, memory-bound workloads”, "
+                  "https://github.com/vllm-project/vllm/blob/main/docs/features/speculative_decoding/README.md")
+LEVIATHAN_ARITHMETIC = ("Leviathan, Kalman & Matias, arXiv:2211.17192, section 3.4, Theorem 3.11: the expected factor "
+                        "of increase in arithmetic operations, (1 − α)(γĉ + γ + 1) ÷ (1 − α^(γ+1))")
 PROMPT_LOOKUP = ("Saxena, “Prompt Lookup Decoding”, 2023, https://github.com/apoorvumang/prompt-lookup-decoding; "
                  "vLLM's method \"ngram\", https://docs.vllm.ai/en/latest/features/spec_decode.html")
 GAMMAS = tuple(range(1, 11))
@@ -76,6 +86,57 @@ def tokens_per_pass(alpha: float, gamma: int) -> float:
 
 def rule_value(alpha: float, gamma: int, cost: float) -> float:
     return tokens_per_pass(alpha, gamma) / (gamma * cost + 1)
+
+
+def accepted_per_pass(alpha: float, gamma: int) -> float:
+    """Drafts accepted per pass, the prefix before the first rejection: α + α² + … + α^γ."""
+    return tokens_per_pass(alpha, gamma) - 1
+
+
+def rate_of(alpha: float, gamma: int) -> float:
+    return accepted_per_pass(alpha, gamma) / gamma
+
+
+def draft_acceptance_rate(alpha: float, gamma: int) -> Result:
+    """What vLLM logs as the draft acceptance rate, accepted tokens ÷ drafted tokens, for a per-draft α.
+    The engine counts a draft as accepted only if every draft before it was, so the rate is the mean
+    accepted prefix over γ: (α + α² + … + α^γ) ÷ γ, below α whenever γ is above 1."""
+    accepted = accepted_per_pass(alpha, gamma)
+    value = accepted / gamma
+    formula = "(α + α² + … + α^γ) ÷ γ = α(1 − α^γ) ÷ ((1 − α)γ)"
+    if alpha < 0.001:  # too small to print as an operand: its powers would read as 0
+        return Result(value, SHARE, formula=formula,
+                      worked=f"α of {plain(alpha)}: nearly every first draft is rejected, and the rate is {SHARE.show(value)}")
+    return Result(value, SHARE, formula=formula,
+                  worked=(f"({' + '.join(f'{plain(alpha)}^{k}' if k > 1 else plain(alpha) for k in range(1, gamma + 1))}) "
+                          f"÷ {gamma} = {accepted:.4f} ÷ {gamma} = {SHARE.show(value)}"))
+
+
+def acceptance_length(alpha: float, gamma: int) -> Result:
+    """vLLM's mean acceptance length, 1 + accepted tokens ÷ drafts: the tokens a pass yields, measured."""
+    accepted = accepted_per_pass(alpha, gamma)
+    value = 1 + accepted
+    return Result(value, TOKENS_FINE, formula="1 + accepted tokens ÷ drafts, the bonus or correction token counted",
+                  worked=f"1 + {accepted:.4f} = {TOKENS_FINE.show(value)}")
+
+
+def alpha_from_rate(rate: float, gamma: int) -> Result:
+    """The per-draft α behind a reported draft acceptance rate: the rate rises with α, so bisection
+    on α(1 − α^γ) ÷ ((1 − α)γ) = rate finds it."""
+    formula = "the α whose α(1 − α^γ) ÷ ((1 − α)γ) equals the reported rate"
+    if rate <= 0.001 or rate >= 1:  # the ends, where the powers would print as 0 or the division as 0 ÷ 0
+        value = 1.0 if rate >= 1 else rate
+        return Result(value, FRACTION, formula=formula,
+                      worked=f"a rate of {rate:.4f}: " + ("every draft is accepted, so α is 1" if rate >= 1 else
+                                                          "almost no first draft survives, and α is about the rate"))
+    low, high = 0.0, 1.0
+    for _ in range(60):
+        middle = (low + high) / 2
+        low, high = (middle, high) if rate_of(middle, gamma) < rate else (low, middle)
+    value = (low + high) / 2
+    return Result(value, FRACTION, formula=formula,
+                  worked=(f"solving α(1 − α^{gamma}) ÷ ((1 − α) × {gamma}) for a rate of {rate:.4f} gives α of {value:.4f}; "
+                          f"{value:.4f} × (1 − {value:.4f}^{gamma}) ÷ ({1 - value:.4f} × {gamma}) = {rate_of(value, gamma):.4f}"))
 
 
 def expected_tokens(alpha: float, gamma: int) -> Result:
@@ -222,13 +283,78 @@ class Speculative:
                       worked=f"{MS.precise(self.pass_time.value)} ÷ {self.per_pass.operand} = {MS.show(value)}")
 
     @property
+    def reported_rate(self) -> Result:
+        """The draft acceptance rate vLLM would log for this α and γ."""
+        return draft_acceptance_rate(self.alpha, self.gamma)
+
+    @property
+    def acceptance_length(self) -> Result:
+        return acceptance_length(self.alpha, self.gamma)
+
+    @property
+    def misread(self) -> Result:
+        """Tokens per pass if the logged rate is typed in as α: the mistake the rate invites."""
+        return expected_tokens(rate_of(self.alpha, self.gamma), self.gamma)
+
+    @cached_property
+    def by_gamma(self) -> dict[int, float]:
+        """Speedup on the time model at this batch for every γ from 1 to 10, and to this run's γ if larger."""
+        return {g: self.speedup_for(self.alpha, g) for g in range(1, max(GAMMAS[-1], self.gamma) + 1)}
+
+    def speedup_for(self, alpha: float, gamma: int) -> float:
+        """Speedup on the time model at this batch and length for another α and γ, reusing this run's
+        ordinary and draft steps (neither depends on α or γ)."""
+        step, draft, _ = self._seconds
+        return tokens_per_pass(alpha, gamma) * step / (gamma * draft + verify_time(self.stack, self.batch, gamma, self.tokens))
+
+    @property
+    def best(self) -> "Speculative":
+        """This run at the γ with the largest speedup on the time model at this batch (the smaller γ on a tie)."""
+        speedups = self.by_gamma
+        return replace(self, gamma=max(speedups, key=lambda g: (speedups[g], -g)))
+
+    @property
     def best_gamma(self) -> Result:
-        """The γ from 1 to 10 the rule favours at this draft cost."""
+        best = self.best.gamma
+        speedups = self.by_gamma
+        return Result(best, COUNT, formula="the γ with the largest speedup on the time model at this batch",
+                      worked=(f"at a batch of {grouped(self.batch)}, γ of {best} gives {RATIO_FINE.show(speedups[best])}, "
+                              f"the most for any γ from 1 to {max(speedups)} (γ of {self.gamma} gives {RATIO_FINE.show(speedups[self.gamma])})"))
+
+    @property
+    def rule_gamma(self) -> Result:
+        """The γ the batch-blind rule favours at this draft cost, for comparison."""
         cost = self.cost.value
         rules = {g: rule_value(self.alpha, g, cost) for g in GAMMAS}
         best = max(rules, key=lambda g: (rules[g], -g))
         return Result(best, COUNT, formula="the γ with the largest (1 − α^(γ+1)) ÷ ((1 − α)(γc + 1))",
-                      worked=f"γ of {best} gives {RATIO_FINE.show(rules[best])}, the most for any γ from 1 to {GAMMAS[-1]}")
+                      worked=f"γ of {best} gives {RATIO_FINE.show(rules[best])} by the rule, the most for any γ from 1 to {GAMMAS[-1]}")
+
+    @property
+    def stops_by_gamma(self) -> str:
+        """Where speculation stops paying for each γ up to this run's, at this α and length."""
+        return "; ".join(f"γ {g}: {replace(self, gamma=g).stops_text}" for g in range(1, max(self.gamma, 2) + 1))
+
+    @property
+    def shared_pool(self) -> Result:
+        """Sequences of this length the cache admits once the draft's weights and its own cache share
+        the target's KV budget (vLLM gives the draft's layers blocks in the same pool)."""
+        ladder = kvcache.ladder(self.stack)
+        shape = self.drafter.shape(self.stack.model)
+        charged = kvcache.tokens_in_blocks(self.stack.model.tokens_cached(self.tokens), self.stack.block_size)
+        if shape is None:
+            return Result(kvcache.users_by_tokens(ladder.token_capacity, charged).value, COUNT,
+                          formula="a lookup holds no weights and no cache", worked=f"{self.drafter.name}: the target's count")
+        weights = weight_bytes(shape, self.stack.weight_precision)
+        draft = kvcache.bytes_per_token(shape, self.stack.kv_precision)
+        budget = Result(ladder.kv_budget.value - weights.value, GIB_HELD)
+        per_token = Result(ladder.per_token.value + draft.value, ladder.per_token.unit)
+        capacity = kvcache.token_capacity(budget, per_token, self.stack.block_size)
+        users = kvcache.users_by_tokens(capacity, charged)
+        return Result(users.value, COUNT,
+                      formula="⌊(KV budget − draft weights) ÷ (target + draft cache per token), in blocks ÷ tokens per sequence⌋",
+                      worked=(f"({ladder.kv_budget} − {weights}) ÷ ({ladder.per_token} + {draft}) = {capacity} in whole blocks; "
+                              f"{capacity} ÷ {charged} → {grouped(users.value)} sequences"))
 
     @property
     def stops(self) -> Result:
@@ -317,12 +443,23 @@ def speculative(stack: Stack) -> Speculative:
                        stack.workload.tokens_held)
 
 
+def shared_throughput(full: Speculative) -> Result:
+    """Tokens per second of the whole card with speculation, its batch shrunk to what the pool admits
+    beside the draft's weights and cache, over plain decoding at the full batch."""
+    shared = replace(full, batch=max(1, int(full.shared_pool.value)))
+    speculating = shared.batch * shared.per_pass.value / shared.pass_time.value
+    plain_rate = full.batch / full.step.value
+    value = speculating / plain_rate
+    return Result(value, RATIO_FINE, formula="(B′ × tokens per pass ÷ pass time at B′) ÷ (B ÷ ordinary step at B)",
+                  worked=(f"({grouped(shared.batch)} × {shared.per_pass.operand} ÷ {MS.precise(shared.pass_time.value)}) ÷ "
+                          f"({grouped(full.batch)} ÷ {MS.precise(full.step.value)}) = {RATIO_FINE.show(value)}"))
+
+
 def gamma_curves(run: Speculative) -> dict:
-    """The rule's speedup against γ for several α and the reader's, at the drafter's cost at this batch."""
-    cost = run.cost.value
+    """Speedup on the time model against γ at the reader's batch, for several α and the reader's."""
     alphas = list(CHART_ALPHAS) + [run.alpha]
     names = [f"α = {plain(a)}" for a in CHART_ALPHAS] + [f"your α = {plain(run.alpha)}"]
-    curves = [{"name": name, "x": list(GAMMAS), "y": [rule_value(a, g, cost) for g in GAMMAS]}
+    curves = [{"name": name, "x": list(GAMMAS), "y": [run.speedup_for(a, g) for g in GAMMAS]}
               for a, name in zip(alphas, names)]
     rows = [[str(g)] + [f"{curve['y'][i]:.2f}×" for curve in curves] for i, g in enumerate(GAMMAS)]
     return {"curves": curves, "rows": rows}
@@ -352,17 +489,25 @@ def section(stack: Stack) -> dict[str, object]:
     # from the page's final one: two different distributions over the same six candidates.
     lossless = Verification(tuple(c.strip() for c in CANDIDATES), stages[-1].probabilities, stages[0].probabilities)
     admitted = timing.compute_bound_batch(stack, run.tokens).admitted
+    full = replace(run, batch=max(1, int(admitted.value)))
     return {
         "run": run,
         "alpha": Result(run.alpha, FRACTION, worked=plain(run.alpha)),
         "gamma": Result(run.gamma, COUNT, worked=str(run.gamma)),
         "drafter": run.drafter.name,
         "admitted": admitted,
-        "full": replace(run, batch=max(1, int(admitted.value))),
+        "full": full,
+        "full_best": full.best,
         "doubtful": replace(run, alpha=CHART_ALPHAS[0]),
-        "doubtful_full": replace(run, alpha=CHART_ALPHAS[0], batch=max(1, int(admitted.value))),
+        "doubtful_full": replace(full, alpha=CHART_ALPHAS[0]),
+        "doubtful_full_best": replace(full, alpha=CHART_ALPHAS[0]).best,
+        "shared": replace(full, batch=max(1, int(full.shared_pool.value))),
+        "shared_gain": shared_throughput(full),
+        "recovered": alpha_from_rate(run.reported_rate.value, run.gamma),
         "lossless": lossless,
-        "papers": {"leviathan": LEVIATHAN, "chen": CHEN, "eagle": EAGLE, "medusa": MEDUSA, "lookup": PROMPT_LOOKUP},
+        "papers": {"leviathan": LEVIATHAN, "leviathan_arithmetic": LEVIATHAN_ARITHMETIC, "chen": CHEN, "eagle": EAGLE, "medusa": MEDUSA, "lookup": PROMPT_LOOKUP},
+        "vllm": {"metrics": VLLM_METRICS, "dynamic": DYNAMIC, "docs": VLLM_SPEC_DOCS},
+        "rate_formula": "reported rate = (α + α² + … + α^γ) ÷ γ = α(1 − α^γ) ÷ ((1 − α) × γ)",
         "per_pass_formula": "tokens per pass = (1 − α^(γ+1)) ÷ (1 − α)",
         "speedup_formula": "speedup = (1 − α^(γ+1)) ÷ ((1 − α) × (γ × c + 1))",
         "eagle": replace(run, drafter=DRAFTERS["eagle"]),

@@ -184,9 +184,10 @@ class Speculation:
     """What document 13's speculative decoding is priced on.
 
     `acceptance`: α, the chance the target accepts a drafted token (an assumption: it depends on
-    the draft, the target, the text and the temperature; vLLM reports the measured rate in its
-    spec-decode metrics, accepted tokens ÷ drafted tokens, so replace it with yours). `drafted`: γ,
-    tokens drafted per verification pass (vLLM's num_speculative_tokens; an example). `drafter`:
+    the draft, the target, the text and the temperature). vLLM's logged draft acceptance rate is not
+    α: it counts only drafts before the first rejection, so it is α(1 − α^γ) ÷ ((1 − α)γ); recover α
+    from it with calc.speculative.alpha_from_rate, or read tokens per pass directly as vLLM's mean
+    acceptance length. `drafted`: γ, tokens drafted per verification pass (vLLM's num_speculative_tokens; an example). `drafter`:
     who drafts (a key of calc.speculative.DRAFTERS). `batch`: sequences decoding together.
     """
 

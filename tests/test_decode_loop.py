@@ -11,7 +11,7 @@ from dataclasses import replace
 import pytest
 
 from arithmetic import check
-from calc import sampling, speculative
+from calc import kvcache, sampling, speculative
 from calc.calculators import SAMPLING, SPECULATIVE
 from calc.cards import CARDS
 from calc.facts import facts
@@ -212,6 +212,89 @@ def test_the_break_even_batch_is_where_the_speedup_crosses_one():
 def test_a_free_drafter_gets_the_whole_tokens_per_pass_at_batch_one():
     lookup = facts()["speculative"]["ngram"]
     assert lookup.draft_step.value == 0 and lookup.speedup.value == pytest.approx((1 - 0.8 ** 5) / 0.2)
+
+
+@pytest.mark.parametrize("alpha, gamma", [(0.8, 4), (0.5, 1), (0.9, 10), (0.6, 3), (0.3, 7)])
+def test_vllms_acceptance_rate_counts_the_accepted_prefix(alpha, gamma):
+    # vLLM counts drafts accepted before the first rejection: j of them with probability α^j (1 − α), all γ with α^γ
+    accepted = sum(j * alpha ** j * (1 - alpha) for j in range(gamma)) + gamma * alpha ** gamma
+    assert speculative.draft_acceptance_rate(alpha, gamma).value == pytest.approx(accepted / gamma)
+    assert speculative.acceptance_length(alpha, gamma).value == pytest.approx(1 + accepted)
+    assert speculative.acceptance_length(alpha, gamma).value == pytest.approx(speculative.expected_tokens(alpha, gamma).value)
+    assert speculative.alpha_from_rate(accepted / gamma, gamma).value == pytest.approx(alpha, abs=1e-9)
+    if gamma > 1:
+        assert accepted / gamma < alpha, "the logged rate understates α"
+
+
+def test_the_logged_rate_typed_in_as_alpha_understates_a_pass():
+    run = facts()["speculative"]["run"]
+    rate = (0.8 + 0.8 ** 2 + 0.8 ** 3 + 0.8 ** 4) / 4
+    assert run.reported_rate.value == pytest.approx(rate)
+    assert run.misread.value == pytest.approx((1 - rate ** 5) / (1 - rate))
+    assert run.misread.value < run.per_pass.value - 1
+    assert facts()["speculative"]["recovered"].value == pytest.approx(0.8)
+
+
+def step_by_hand(config, batch, positions, held=HELD):
+    """One pass of `config`'s model over `positions` per sequence for `batch` sequences on the time model."""
+    hidden, layers = config["hidden_size"], config["num_hidden_layers"]
+    head_dim = config.get("head_dim", hidden // config["num_attention_heads"])
+    multiplied = parameters(config) - 2 * hidden * layers - hidden
+    per_position = 4 * layers * config["num_attention_heads"] * head_dim
+    matmuls = max(2 * parameters(config) / BANDWIDTH, batch * positions * 2 * multiplied / COMPUTE)
+    attention = max(batch * held * cache_per_token(config) / BANDWIDTH, batch * positions * per_position * held / COMPUTE)
+    return matmuls + attention
+
+
+def speedup_by_hand(alpha, gamma, batch):
+    tokens = (1 - alpha ** (gamma + 1)) / (1 - alpha)
+    step = step_by_hand(LLAMA_3_1_8B_CONFIG, batch, 1)
+    return tokens * step / (gamma * step_by_hand(LLAMA_3_2_1B_CONFIG, batch, 1) + step_by_hand(LLAMA_3_1_8B_CONFIG, batch, gamma + 1))
+
+
+@pytest.mark.parametrize("alpha", [0.8, 0.6])
+def test_the_best_gamma_is_chosen_on_the_time_model_at_the_batch(alpha):
+    section = facts()["speculative"]
+    full = replace(section["full"], alpha=alpha)
+    by_hand = {g: speedup_by_hand(alpha, g, full.batch) for g in range(1, 11)}
+    best = max(by_hand, key=lambda g: (by_hand[g], -g))
+    assert full.best_gamma.value == best
+    assert full.best.speedup.value == pytest.approx(by_hand[best])
+    assert best < full.rule_gamma.value, "the rule, blind to the batch, drafts more than the full cache can verify"
+    assert full.best.speedup.value > 1, "at the full cache some γ still pays on the time model"
+
+
+def test_the_gamma_chart_is_the_time_model_at_the_readers_batch():
+    run = facts()["speculative"]["full"]
+    curves = speculative.gamma_curves(run)["curves"]
+    assert curves[-1]["y"] == pytest.approx([speedup_by_hand(0.8, g, run.batch) for g in range(1, 11)])
+
+
+def test_the_break_even_per_gamma():
+    doubtful = facts()["speculative"]["doubtful"]
+    for gamma, phrase in enumerate(doubtful.stops_by_gamma.split("; "), start=1):
+        stops = replace(doubtful, gamma=gamma).stops
+        assert phrase.startswith(f"γ {gamma}: ")
+        if stops.value < speculative.LARGEST_BATCH:
+            assert speedup_by_hand(0.6, gamma, int(stops.value)) < 1 <= speedup_by_hand(0.6, gamma, int(stops.value) - 1)
+
+
+def test_the_draft_shares_the_pool():
+    section = facts()["speculative"]
+    full, ladder = section["full"], kvcache.ladder(REFERENCE)
+    budget = ladder.kv_budget.value - 2 * parameters(LLAMA_3_2_1B_CONFIG)
+    per_token = cache_per_token(LLAMA_3_1_8B_CONFIG) + cache_per_token(LLAMA_3_2_1B_CONFIG)
+    tokens = int(budget // (16 * per_token)) * 16
+    charged = -(-HELD // 16) * 16                                    # the tokens held, in whole blocks of 16
+    sequences = tokens // charged
+    assert full.shared_pool.value == sequences
+    plain = full.batch / step_by_hand(LLAMA_3_1_8B_CONFIG, full.batch, 1)
+    speculating = sequences * speedup_by_hand(0.8, 4, sequences) / step_by_hand(LLAMA_3_1_8B_CONFIG, sequences, 1)
+    assert section["shared_gain"].value == pytest.approx(speculating / plain)
+
+
+def test_all_three_penalties_in_vllms_order():
+    assert facts()["sampling"]["penalty"].combined.value == pytest.approx(4.0 / 1.2 - 0.5 * 3 - 0.5)
 
 
 def test_rejection_sampling_recovers_the_target():
