@@ -436,11 +436,31 @@ def speculative_batch(namespace: Facts) -> dict:
 
 
 def held_within_positions(parsed: Mapping[str, Any]) -> dict[str, str]:
-    """The tokens each sequence holds must fit the model's positions, drafts included."""
-    if "held" not in parsed or "drafted" not in parsed:
+    """The tokens each sequence holds must fit the chosen target's positions, drafts included."""
+    stack = stack_of(parsed, (TARGET,))
+    if stack is None or "held" not in parsed or "drafted" not in parsed:
         return {}
-    beyond = beyond_positions(REFERENCE.model, parsed["held"] + parsed["drafted"])
+    beyond = beyond_positions(stack.model, parsed["held"] + parsed["drafted"])
     return {"held": f"{beyond}, and the drafts come on top of the tokens held"} if beyond else {}
+
+
+def batch_fits_the_cache(parsed: Mapping[str, Any]) -> dict[str, str]:
+    """The batch verified together must fit the cache at the tokens each sequence holds (drafts included)."""
+    stack = stack_of(parsed, (TARGET, CARD, WEIGHTS))
+    if stack is None or "held" not in parsed or "drafted" not in parsed or "spec_batch" not in parsed:
+        return {}
+    ladder = kvcache.ladder(stack)
+    if not ladder.weights_fit:
+        return {}
+    each = kvcache.blocks_for(parsed["held"] + parsed["drafted"], stack.block_size) * stack.block_size
+    admitted = int(ladder.token_capacity.value // each)
+    if parsed["spec_batch"] <= admitted:
+        return {}
+    if admitted == 0:
+        return {"held": (f"{stack.card.name}'s cache holds {ladder.token_capacity} for {stack.model.name}: not one "
+                         f"sequence of {each:,} tokens fits")}
+    return {"spec_batch": (f"{stack.card.name}'s cache admits {admitted:,} sequences of {each:,} tokens "
+                           f"for {stack.model.name}, not {parsed['spec_batch']:,}")}
 
 
 def target_fits_the_card(parsed: Mapping[str, Any]) -> dict[str, str]:
@@ -459,7 +479,7 @@ SPECULATIVE = Calculator(
     name="speculative",
     label="Speculative decoding: tokens per pass, speedup, and the batch where it stops paying",
     fields=(ACCEPTANCE, DRAFTED, DRAFTER, SPEC_BATCH, HELD, TARGET, CARD, WEIGHTS),
-    checks=(held_within_positions, target_fits_the_card),
+    checks=(held_within_positions, target_fits_the_card, batch_fits_the_cache),
     curves={"speculative-speedup": speculative_speedup, "speculative-batch": speculative_batch},
 )
 

@@ -84,7 +84,8 @@ class NumberField:
         if not math.isfinite(value):
             raise ValueError(f"{self.label} must be a finite number")
         if self.whole and value != int(value):
-            raise ValueError(f"{self.label} must be a whole number of {self.unit or 'units'}")
+            counted = f" of {self.unit}" if self.unit and not self.unit.startswith(("per ", "%", "$")) else ""
+            raise ValueError(f"{self.label} must be a whole number{counted}")
         if value < self.minimum or value > self.maximum:
             unit = f" {self.unit}" if self.unit else ""
             raise ValueError(f"{self.label} must be between {_number(self.minimum)} and {_number(self.maximum)}{unit}")
@@ -549,7 +550,7 @@ DRAFTER = ChoiceField("drafter", "Drafter", _drafters(), current=lambda s: s.spe
 SPEC_BATCH = NumberField("spec_batch", "Batch", 1, 4096, True, "sequences", current=lambda s: s.speculation.batch,
                          apply=_speculation("batch"), hint="sequences decoding together")
 TARGET = ChoiceField("model", "Target model",
-                     {k: CATALOGUE[k].name for k in ("llama-3.1-8b", "llama-3.1-70b", "llama-3.1-405b")},
+                     {k: CATALOGUE[k].name for k in ("llama-3.1-8b", "llama-3.1-70b")},  # the 405B fits no one card
                      current=lambda s: _key(CATALOGUE, s.model), apply=lambda s, key: replace(s, model=CATALOGUE[key]),
                      hint="Llama 3.1: the drafters share its tokenizer")
 

@@ -84,6 +84,8 @@ def top_p_keep(logits: tuple[float, ...], p: float) -> list[bool]:
     """vLLM's rule: sort ascending, remove each token whose cumulative probability (itself and every
     smaller one) is at most 1 − p, and never the largest. That keeps the smallest set of the largest
     tokens whose probabilities reach p."""
+    if p >= 1:  # off, as vLLM skips it: rounding must not remove a token whose share prints as 0
+        return [x != -math.inf for x in logits]
     probs = softmax(logits)
     order = sorted(range(len(logits)), key=lambda i: logits[i])
     keep = [True] * len(logits)
