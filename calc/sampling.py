@@ -115,6 +115,13 @@ class Stage:
         return Result(len(alive), COUNT, formula="tokens left", worked=f"{', '.join(alive)}: {len(alive)} left")
 
     @property
+    def survivors(self) -> str:
+        """The tokens still in the running, most likely first, each with its probability."""
+        shares = self.tokens
+        alive = sorted((i for i, x in enumerate(self.logits) if x != -math.inf), key=lambda i: -self.logits[i])
+        return ", ".join(f"“{CANDIDATES[i]}” {shares[CANDIDATES[i].strip()]}" for i in alive)
+
+    @property
     def tokens(self) -> dict[str, Result]:
         """Each candidate's probability: its weight e^(logit − top) over the weights of the tokens left."""
         top = max(self.logits)
