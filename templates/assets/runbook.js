@@ -109,15 +109,17 @@
       timer = null;
       button.textContent = "Play";
     }
-    // Paused, the figure shows its whole picture; stepped, it holds the step the reader chose.
+    // Paused, the figure shows its whole picture; stepped, it holds the step the reader chose. From
+    // the whole picture, stepping forward starts at the first step and stepping back at the last.
     function stop() {
       halt();
       figure.classList.remove("playing");
     }
     function stepBy(delta) {
+      var from = figure.classList.contains("playing") ? Math.min(step, total) : (delta > 0 ? 0 : total + 1);
       halt();
       figure.classList.add("playing");
-      step = Math.min(total, Math.max(1, (step > total ? total : step) + delta));
+      step = Math.min(total, Math.max(1, from + delta));
       paint();
     }
     button.addEventListener("click", function () { timer ? stop() : play(); });
