@@ -28,7 +28,7 @@ from calc.present import figure, leaves, resolve, show
 from calc.units import Result
 from runbook import components
 from runbook.catalogue import Catalogue, read_catalogue
-from runbook.compute import compute
+from runbook.compute import compute, derived_numbers
 from runbook.dialect import make_markdown
 from runbook.errors import ContentError
 from runbook.inline import NotSelfContained, check_self_contained, inline_assets
@@ -76,8 +76,8 @@ def _meta_strings(meta: dict) -> list[tuple[str, str]]:
     return found
 
 
-def compute_page(page: Page, namespace: dict, pictures: set[str]) -> None:
-    compute(page, namespace, pictures)
+def compute_page(page: Page, namespace: dict, pictures: set[str], derived: list) -> None:
+    compute(page, namespace, pictures, derived)
     page.charts = [t.meta["values"] for t in page.tokens if t.type == "directive" and t.info == "chart"]
 
 
@@ -133,7 +133,7 @@ def render(page: Page, catalogue: Catalogue, md, jinja: Environment, explain: "E
         catalogue=catalogue, previous=previous, next=following, csp=CSP,
         **render_parts(page, md, {"jinja": jinja, "catalogue": catalogue}),
         charts=bool(charts), charts_json=Markup(_script_json(charts)),
-        calculator=_uses([page], "calculator"), tokenizer=_uses([page], "tokenizer"),
+        calculator=_uses([page], "calculator"), tokenizer=_uses([page], "tokenizer"), note=_uses([page], "note"),
         provenance_packed=packed(explain([page]).encode("utf-8"), "provenance.json"),
     )
 
@@ -149,7 +149,7 @@ def render_edition(pages: list[Page], catalogue: Catalogue, md, jinja: Environme
         catalogue=catalogue, csp=CSP, articles=articles, edition=True,
         documents_packed=packed(documents.encode("utf-8"), "edition-documents.html"),
         charts=bool(charts), charts_json=Markup(_script_json(charts)),
-        calculator=_uses(pages, "calculator"), tokenizer=_uses(pages, "tokenizer"),
+        calculator=_uses(pages, "calculator"), tokenizer=_uses(pages, "tokenizer"), note=_uses(pages, "note"),
         provenance_packed=packed(explain(pages).encode("utf-8"), "provenance.json"),
     )
 
@@ -180,14 +180,16 @@ def build(content: Path, out: Path, only: str | None = None, templates: Path = R
     holder = register_page(pages)
     namespace = Namespace(counts(pages, holder))
     jinja = make_jinja(templates, namespace)
-    jinja.globals["search_json"] = Markup(search_index(pages, catalogue))
-    explain = Explainer(Provenance(namespace), namespace, deriving_documents(pages),
+    jinja.globals["search_json"] = Markup(search_index(pages, catalogue, namespace))
+    every_fact = list(leaves(namespace))
+    derived = derived_numbers(every_fact)
+    explain = Explainer(Provenance(every_fact), namespace, deriving_documents(pages),
                         {e.number: [e.title, e.output_name] for e in catalogue.entries if e.written})
     chosen = [page for page in pages if only is None or page.entry.number == only]
     by_number = {page.entry.number: page for page in pages}
     for page in pages if holder in chosen else chosen:  # the register draws every document's corrections
         link_documents(page, by_number, catalogue)
-        compute_page(page, namespace, pictures)
+        compute_page(page, namespace, pictures, derived)
     if holder in chosen:
         fill_register(holder, gathered(pages, holder))
     outputs: dict[str, bytes] = {}

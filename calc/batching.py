@@ -9,7 +9,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from .units import COUNT, RATIO_FINE, SHARE, Result, Unit, grouped
+from collections import Counter
+
+from .units import COUNT, MS, RATIO_FINE, SHARE, Result, Unit, grouped
 
 ORCA_SOURCE = "Yu et al., Orca: A Distributed Serving System for Transformer-Based Generative Models, OSDI 2022"
 
@@ -102,8 +104,27 @@ def _schedule(policy: str, requests, slots: int, placed, starts: dict[str, int])
     )
 
 
-def section() -> dict[str, object]:
+def busy_seats(schedule: Schedule) -> list[int]:
+    """Seats making a token at each step."""
+    return [sum(1 for row in schedule.grid if row[step]) for step in range(len(schedule.grid[0]))]
+
+
+def wall_time(schedule: Schedule, stack) -> Result:
+    """Σ over steps of the decode step's time at that step's busy seats (document 05's time model),
+    each sequence holding the stack's typical conversation."""
+    from .timing import decode_step
+    counts = sorted(Counter(busy_seats(schedule)).items())
+    times = {seats: decode_step(stack, seats, stack.typical_conversation).time.value for seats, _ in counts}
+    value = sum(n * times[seats] for seats, n in counts)
+    terms = " + ".join(f"{n} × {MS.precise(times[seats], 5)}" for seats, n in counts)
+    return Result(value, MS, formula="Σ steps × the step time at that many busy seats",
+                  worked=f"{terms} = {MS.precise(value, 5)}")
+
+
+def section(stack) -> dict[str, object]:
     before, after = static(), continuous()
+    slow, fast = wall_time(before, stack), wall_time(after, stack)
+    steps = {seats: decode_step_time(stack, seats) for seats in sorted(set(busy_seats(before) + busy_seats(after)))}
     return {
         "slots": Result(SLOTS, COUNT, formula="slots in the batch", worked=f"{SLOTS} slots"),
         "requests": Result(len(EXAMPLE), COUNT, formula="requests in the example", worked=f"{len(EXAMPLE)} requests"),
@@ -112,5 +133,17 @@ def section() -> dict[str, object]:
         "speedup": Result(before.steps.value / after.steps.value, RATIO_FINE, formula="static steps ÷ continuous steps",
                           worked=f"{before.steps.value} ÷ {after.steps.value} = "
                                  f"{before.steps.value / after.steps.value:.2f}×"),
+        "static_time": slow,
+        "continuous_time": fast,
+        "time_gain": Result(slow.value / fast.value, RATIO_FINE, formula="static time ÷ continuous time",
+                            worked=f"{MS.precise(slow.value, 5)} ÷ {MS.precise(fast.value, 5)} = "
+                                   f"{slow.value / fast.value:.2f}×"),
+        "step_one": steps[min(steps)],
+        "step_full": steps[max(steps)],
         "source": ORCA_SOURCE,
     }
+
+
+def decode_step_time(stack, seats: int) -> Result:
+    from .timing import decode_step
+    return decode_step(stack, seats, stack.typical_conversation).time

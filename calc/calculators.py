@@ -10,11 +10,14 @@ from . import kvcache, operations, timing
 from .anatomy import itemised
 from .calculator import Calculator
 from .facts import Facts, facts
+from .fields import (ALL_REDUCE_LATENCY, PARALLEL_BATCH, PARALLEL_LIMIT, PARALLEL_MODEL, PIPELINE, RING, TENSOR)
 from .fields import (CUSTOM, COMMAND, ACTIVATIONS, ATTENTION_LIMIT, ATTENTION_SETTING, BANDWIDTH, BATCH, BLOCK_SIZE, CARD, CHARACTERS,
                      CONTEXT_LIMIT, CONVERSATION, HEAD_DIM, HELD, HIGH_FREQ, HIT_RATE, KV, LINK, LOW_FREQ, MFU, MODEL,
                      NUMBER, ORIGINAL, OUTPUT, PREFIX, PROMPT, REACH, ROPE_FACTOR, ROPE_THETA, ROPE_TYPE, SPREAD, TEXT_KIND,
                      UTILISATION, WEIGHTS, NumberField, beyond_positions)
 from .fields import ACCEPTANCE, DRAFTED, DRAFTER, LOGITS, MIN_P, SEED, SPEC_BATCH, TARGET, TEMPERATURE, TOP_K, TOP_P
+from .fields import AVERAGE_LOAD, BUSIEST, ITL, OUTPUT_P50, PRICE, PROMPT_P50, PROMPT_P95, RATE, SPARES, TTFT
+from .fields import OUTPUT_P95, STEP_TOKENS, STREAM_SEED
 from .roofline import cache_share_curves, chart_rows, decode_read
 from .stack import REFERENCE, Stack
 from .units import PERCENT, grouped
@@ -306,6 +309,88 @@ CACHE_OPS = Calculator(
     curves={"swap-vs-recompute": swap_vs_recompute},
 )
 
+PARALLEL_FIELDS = (PARALLEL_MODEL, CARD, WEIGHTS, KV, TENSOR, PIPELINE, PARALLEL_LIMIT, PARALLEL_BATCH, RING,
+                   ALL_REDUCE_LATENCY)
+
+
+def split_is_possible(parsed: Mapping[str, Any]) -> dict[str, str]:
+    """The tensor-parallel degree must split the heads whole and stay within a node; a stage needs a layer."""
+    stack = stack_of(parsed, (PARALLEL_MODEL, TENSOR, PIPELINE))
+    if stack is None:
+        return {}
+    from .parallel import refusal
+    problem = refusal(stack.parallel.model, stack.parallel.tensor, stack.parallel.pipeline)
+    if not problem:
+        return {}
+    return {"pipeline" if problem.endswith("at least one") else "tensor": problem}
+
+
+def tp_scaling(namespace: Facts) -> dict:
+    """Users and step time against the tensor-parallel degree, for the calculator's model and card."""
+    from .parallel import curves
+    return curves(namespace.stack)
+
+
+PARALLEL = Calculator(
+    name="parallel",
+    label="Many GPUs: the per-GPU ladder and what the split costs",
+    fields=PARALLEL_FIELDS,
+    checks=(split_is_possible,),
+    curves={"tp-scaling": tp_scaling},
+)
+
+
+PLANNING_FIELDS = (RATE, PROMPT_P50, PROMPT_P95, OUTPUT_P50, TTFT, ITL, MODEL, CARD, WEIGHTS, KV, UTILISATION, BUSIEST,
+                   SPARES, AVERAGE_LOAD, PRICE)
+
+
+def plan_possible(parsed: Mapping[str, Any]) -> dict[str, str]:
+    """Document 14 plans one replica per card: the weights must fit it, a median request's cache must
+    fit what is left, and no number of cards can rescue a promise one card breaks on its own."""
+    if {"prompt_p50", "prompt_p95"} <= parsed.keys() and parsed["prompt_p95"] < parsed["prompt_p50"]:
+        return {"prompt_p95": f"Prompt p95 is below the p50 ({parsed['prompt_p50']:,} tokens): a percentile "
+                              f"cannot fall as it rises"}
+    stack = stack_of(parsed, PLANNING_FIELDS)
+    if stack is None:
+        return {}
+    traffic = stack.traffic
+    beyond = beyond_positions(stack.model, traffic.prompt_p95 + traffic.output_p50)
+    if beyond:
+        return {"prompt_p95": f"{beyond}; a p95 prompt and its output need "
+                              f"{traffic.prompt_p95 + traffic.output_p50:,}"}
+    ladder = kvcache.ladder(stack)
+    if not ladder.weights_fit:
+        return {"card": (f"{stack.model.name}'s weights ({ladder.weights}) and activation reserve do not fit "
+                         f"{stack.card.name}'s pool ({ladder.pool}); this plan puts one replica on one card "
+                         f"(document 11 splits a model across cards)")}
+    from . import planning
+    tokens, per_request, per_replica = planning.median_requests_per_replica(stack)
+    if per_replica.value < 1:
+        return {"prompt_p50": (f"a median request ({tokens}) needs {per_request} of cache, more "
+                               f"than one replica's KV budget ({ladder.kv_budget})")}
+    made = planning.plan(stack)
+    if not made.itl_met:
+        one = timing.decode_step(stack, 1, traffic.prompt_p50 + traffic.output_p50 // 2).time
+        return {"itl": f"one sequence's decode step alone takes {one} on {stack.card.name}: no batch meets an ITL of {stack.promise.itl_p95_s * 1000:g} ms"}
+    if not made.ttft_met:
+        return {"ttft": (f"prefill of a p95 prompt alone takes {made.ttft_p95} on {stack.card.name}: more cards "
+                         f"do not shorten it (chunked or split prefill, document 15)")}
+    return {}
+
+
+def gpus_vs_rate(namespace: Facts) -> dict:
+    from .planning import gpus_against_rate
+    return gpus_against_rate(namespace.stack)
+
+
+PLANNING = Calculator(
+    name="planning",
+    label="Capacity planner and its note",
+    fields=PLANNING_FIELDS,
+    checks=(plan_possible,),
+    curves={"gpus-vs-rate": gpus_vs_rate},
+)
+
 
 def users_vs_utilisation(namespace: Facts) -> dict:
     """Users a launch line admits against --gpu-memory-utilization, and the rows of its data table."""
@@ -378,9 +463,124 @@ SPECULATIVE = Calculator(
 )
 
 
+def _room_for_a_request(stack: Stack) -> str:
+    """Why the card cannot serve one request at the context limit beside the weights ("" when it can)."""
+    ladder = kvcache.ladder(stack)
+    if ladder.weights_fit and ladder.token_capacity.value >= stack.context_limit:
+        return ""
+    return (f"{stack.model.name} at {stack.weight_precision.name} leaves {stack.card.name} no room for "
+            f"one {stack.context_limit:,}-token request's cache (KV budget {ladder.kv_budget})")
+
+
+def _weights_leaving_a_cache(stack: Stack, key: str) -> Stack:
+    """The weight precision, applied after the model and the card: a pasted config the card cannot
+    serve is refused here, since the checks across fields run before a config is read."""
+    stack = WEIGHTS.apply(stack, key)
+    problem = _room_for_a_request(stack)
+    if problem:
+        raise ValueError(problem)
+    return stack
+
+
+PRODUCTION_WEIGHTS = replace(WEIGHTS, apply=_weights_leaving_a_cache)
+PRODUCTION_FIELDS = (RATE, PROMPT_P50, PROMPT_P95, OUTPUT_P50, OUTPUT_P95, TTFT, ITL, MODEL, CARD,
+                     PRODUCTION_WEIGHTS, PRICE, STEP_TOKENS, STREAM_SEED)
+
+
+def traffic_in_order(parsed: Mapping[str, Any]) -> dict[str, str]:
+    """Each p95 at least its p50, and a typical request within the context limit."""
+    errors = {}
+    for p50, p95, what in (("prompt_p50", "prompt_p95", "Prompt"), ("output_p50", "output_p95", "Output")):
+        if {p50, p95} <= parsed.keys() and parsed[p95] < parsed[p50]:
+            errors[p95] = f"{what} p95 must be at least its p50 ({parsed[p50]:,} tokens)"
+    limit = REFERENCE.context_limit
+    if {"prompt_p50", "output_p50"} <= parsed.keys() and parsed["prompt_p50"] + parsed["output_p50"] > limit:
+        errors.setdefault("prompt_p50", f"a typical request (prompt p50 + output p50 = "
+                                        f"{parsed['prompt_p50'] + parsed['output_p50']:,} tokens) is over the context "
+                                        f"limit ({limit:,} tokens)")
+    return errors
+
+
+def promise_can_be_kept(parsed: Mapping[str, Any]) -> dict[str, str]:
+    """The card must hold the weights and one request at the limit, and an idle card must keep the promise."""
+    if parsed.get("model") == CUSTOM:
+        return {}
+    stack = stack_of(parsed, tuple(WEIGHTS if f is PRODUCTION_WEIGHTS else f for f in PRODUCTION_FIELDS))
+    if stack is None:
+        return {}
+    problem = _room_for_a_request(stack)
+    if problem:
+        return {"card": problem}
+    longest = min(stack.traffic.prompt_p95, stack.context_limit - 1)
+    alone = timing.prefill_time(stack, longest)
+    if alone.value > stack.promise.ttft_p95_s:
+        return {"ttft": (f"a lone p95 prompt ({longest:,} tokens) takes {alone} to prefill on {stack.card.name}: "
+                             f"no request rate keeps p95 TTFT within {stack.promise.ttft_p95_s:g} s")}
+    step = timing.decode_step(stack, 1, min(stack.traffic.prompt_p50 + stack.traffic.output_p50, stack.context_limit))
+    if step.time.value > stack.promise.itl_p95_s:
+        return {"itl": (f"one sequence alone takes {step.time} a step on {stack.card.name}: no request rate keeps "
+                            f"p95 ITL within {1000 * stack.promise.itl_p95_s:g} ms")}
+    return {}
+
+
+def latency_vs_rate(namespace: Facts) -> dict:
+    """p95 TTFT and ITL, throughput and goodput against request rate, from the simulated stream."""
+    from .production import latency_curves
+    return latency_curves(namespace.stack)
+
+
+PRODUCTION = Calculator(
+    name="production",
+    label="Goodput, the knee and the bill",
+    fields=PRODUCTION_FIELDS,
+    checks=(traffic_in_order, promise_can_be_kept),
+    curves={"latency-vs-rate": latency_vs_rate},
+)
+
+
+def _output_sets_conversation(stack: Stack, output: int) -> Stack:
+    """Document 00 sizes the paged case on the request it times: its conversation is prompt + output."""
+    stack = OUTPUT.apply(stack, output)
+    return replace(stack, typical_conversation=stack.workload.prompt + output)
+
+
+START_FIELDS = (MODEL, CARD, WEIGHTS, KV, CONTEXT_LIMIT, RATE, PROMPT,
+                replace(OUTPUT, apply=_output_sets_conversation))
+
+
+def request_runs(parsed: Mapping[str, Any]) -> dict[str, str]:
+    """Document 00's request must fit the context limit, the model's positions and, with its cache, the card."""
+    if {"prompt", "output", "context_limit"} <= parsed.keys() \
+            and parsed["prompt"] + parsed["output"] > parsed["context_limit"]:
+        return {"output": (f"prompt + output is {parsed['prompt'] + parsed['output']:,} tokens, over the context "
+                           f"limit ({parsed['context_limit']:,} tokens)")}
+    stack = stack_of(parsed, START_FIELDS)
+    if stack is None:
+        return {}
+    from . import journey
+    problem = journey.fits(stack, parsed["prompt"], parsed["output"])
+    return {"prompt": problem} if problem else {}
+
+
+def start_load(namespace: Facts) -> dict:
+    """Each phase's card load, whole GPUs and $ per M tokens at request rates around the stack's own."""
+    from .start import load_curves, load_rows
+    curves = load_curves(namespace.stack)
+    return {"curves": curves, "rows": load_rows(curves)}
+
+
+START = Calculator(
+    name="start",
+    label="The reference stack, every track on one screen",
+    fields=START_FIELDS,
+    checks=(request_runs,),
+    curves={"start-load": start_load},
+)
+
 CALCULATORS: dict[str, Calculator] = {c.name: c for c in (CAPACITY, PHASES, JOURNEY, HARDWARE, TOKENS, ANATOMY,
                                                            ATTENTION, POSITION, NUMBER_FORMATS, PRECISION, CACHE_OPS,
-                                                           LAUNCH, SAMPLING, SPECULATIVE)}
+                                                           LAUNCH, SAMPLING, SPECULATIVE, PLANNING,
+                                                           PARALLEL, PRODUCTION, START)}
 
 
 def run_json(request: str) -> str:

@@ -15,7 +15,7 @@ from .models import CATALOGUE, Model
 from .precision import BF16, FP8, INT4, weight_bytes
 from .stack import REFERENCE, Stack
 from .units import (COUNT, GB_MOVED, MS, MS_WHOLE, PERCENT, RATIO, SECONDS, TFLOP, TOKENS, TOKENS_PER_S, Result, given,
-                    grouped)
+                    grouped, plain)
 
 SHORT_CHAT = 500
 
@@ -192,9 +192,9 @@ def traffic_load(stack: Stack, prefill: Result, step: timing.DecodeStep) -> dict
     return {
         "rate": given(rate, COUNT, "requests per second at peak"),
         "prefill_cards": Result(prefill_cards, RATIO, formula="requests per second × prefill time",
-                                worked=f"{grouped(rate)} × {MS.precise(prefill.value)} = {RATIO.show(prefill_cards)}"),
+                                worked=f"{plain(rate)} × {MS.precise(prefill.value)} = {RATIO.show(prefill_cards)}"),
         "decode_cards": Result(decode_cards, RATIO, formula="requests per second × decode tokens ÷ tokens per second of a full card",
-                               worked=(f"{grouped(rate)} × {grouped(tokens)} ÷ {TOKENS_PER_S.precise(step.tokens_per_second.value)} = "
+                               worked=(f"{plain(rate)} × {grouped(tokens)} ÷ {TOKENS_PER_S.precise(step.tokens_per_second.value)} = "
                                        f"{RATIO.show(decode_cards)}")),
     }
 
@@ -298,12 +298,16 @@ SECTIONS: dict[str, Callable[[Stack, "Facts"], object]] = {
     "number": lambda stack, made: _number(stack),
     "precision": lambda stack, made: _precision(stack),
     "cacheops": lambda stack, made: _cacheops(stack),
+    "plan": lambda stack, made: _plan(stack),
+    "parallel": lambda stack, made: _parallel(stack),
     "engines": lambda stack, made: _engines(stack),
     "lora": lambda stack, made: _lora(stack),
-    "batching": lambda stack, made: _batching(),
+    "batching": lambda stack, made: _batching(stack),
     "startup": lambda stack, made: _startup(stack),
     "sampling": lambda stack, made: _sampling(stack),
     "speculative": lambda stack, made: _speculative(stack),
+    "production": lambda stack, made: _production(stack),
+    "start": lambda stack, made: _start(stack, made),
 }
 
 
@@ -373,6 +377,16 @@ def _cacheops(stack: Stack) -> object:
     return cacheops.section(stack)
 
 
+def _plan(stack: Stack) -> object:
+    from . import planning
+    return planning.section(stack)
+
+
+def _parallel(stack: Stack) -> object:
+    from . import parallel
+    return parallel.section(stack)
+
+
 def _engines(stack: Stack) -> object:
     from . import launch
     return launch.section(stack)
@@ -383,9 +397,9 @@ def _lora(stack: Stack) -> object:
     return lora.section(stack)
 
 
-def _batching() -> object:
+def _batching(stack: Stack) -> object:
     from . import batching
-    return batching.section()
+    return batching.section(stack)
 
 
 def _startup(stack: Stack) -> object:
@@ -400,6 +414,16 @@ def _sampling(stack: Stack) -> object:
 def _speculative(stack: Stack) -> object:
     from . import speculative
     return speculative.section(stack)
+
+
+def _production(stack: Stack) -> object:
+    from . import production
+    return production.section(stack)
+
+
+def _start(stack: Stack, made: "Facts") -> object:
+    from . import start
+    return start.section(stack, made)
 
 
 class Facts(Mapping[str, object]):

@@ -13,8 +13,8 @@ from dataclasses import dataclass, replace
 from typing import Any, Callable
 
 from .cards import CARDS
-from .echo import excerpt, hidden_characters
-from .models import CATALOGUE, ConfigError, Model
+from .echo import excerpt, hidden_characters, visible
+from .models import ATTENTION_MODELS, CATALOGUE, ConfigError, Model
 from .precision import KV_PRECISIONS, PRECISIONS
 from .stack import Stack
 from .units import GiB, grouped
@@ -156,7 +156,8 @@ class TextField:
         if not text.strip():
             raise ValueError(f"{self.label} is empty: paste or type it")
         if len(text) > self.longest:
-            raise ValueError(f"{self.label} is over {self.longest:,} characters: “{excerpt(text, 24)}”")
+            # Only the start is quoted, with no count: the page may have cut a long paste before Python sees it.
+            raise ValueError(f"{self.label} is over {self.longest:,} characters: “{visible(text[:24])}…”")
         hidden = hidden_characters(re.sub(r"[\n\r\t]", "", text))  # line breaks and tabs only space it
         if hidden:
             raise ValueError(f"{self.label} holds a character that does not print ({', '.join(hidden[:3])}); "
@@ -391,6 +392,82 @@ LINK = NumberField("link", "Host link achieved", 1, 100, False, "%", places=0,
                    hint="share of the PCIe rate a copy reaches")
 
 
+# Document 14: the forecast, the promise and how a load becomes a fleet (calc.stack Traffic,
+# Promise, Headroom, Pricing).
+def _traffic(name: str):
+    return lambda stack, value: replace(stack, traffic=replace(stack.traffic, **{name: value}))
+
+
+def _headroom(name: str, scale: float = 1):
+    return lambda stack, value: replace(stack, headroom=replace(stack.headroom, **{name: value / scale if scale != 1 else value}))
+
+
+RATE = NumberField("rate", "Peak request rate", 0.01, 100_000, False, "req/s", places=0,
+                   current=lambda s: s.traffic.requests_per_s, apply=_traffic("requests_per_s"))
+PROMPT_P50 = NumberField("prompt_p50", "Prompt p50", 1, 10_000_000, True, "tokens", current=lambda s: s.traffic.prompt_p50,
+                         apply=_traffic("prompt_p50"))
+PROMPT_P95 = NumberField("prompt_p95", "Prompt p95", 1, 10_000_000, True, "tokens", current=lambda s: s.traffic.prompt_p95,
+                         apply=_traffic("prompt_p95"))
+OUTPUT_P50 = NumberField("output_p50", "Output p50", 1, 1_000_000, True, "tokens", current=lambda s: s.traffic.output_p50,
+                         apply=_traffic("output_p50"))
+TTFT = NumberField("ttft", "TTFT promise, p95", 1, 600_000, False, "ms", places=0,
+                   current=lambda s: 1000 * s.promise.ttft_p95_s,
+                   apply=lambda s, v: replace(s, promise=replace(s.promise, ttft_p95_s=v / 1000)))
+ITL = NumberField("itl", "ITL promise, p95", 1, 10_000, False, "ms", places=0,
+                  current=lambda s: 1000 * s.promise.itl_p95_s,
+                  apply=lambda s, v: replace(s, promise=replace(s.promise, itl_p95_s=v / 1000)))
+BUSIEST = NumberField("target", "Busiest planned", 5, 100, False, "%", places=0, current=lambda s: 100 * s.headroom.target,
+                     apply=_headroom("target", 100), hint="headroom: cache and card time at peak")
+SPARES = NumberField("spares", "Spare replicas", 0, 1_000, True, "", current=lambda s: s.headroom.spares,
+                     apply=_headroom("spares"), hint="1 is N+1")
+AVERAGE_LOAD = NumberField("average_load", "Average load", 1, 100, False, "% of peak", places=0,
+                           current=lambda s: 100 * s.headroom.average_load, apply=_headroom("average_load", 100),
+                           hint="over a month: spreads the bill")
+PRICE = NumberField("price", "Price", 0.01, 1_000, False, "$/GPU-hour", places=2, current=lambda s: s.price.gpu_hour_usd,
+                    apply=lambda s, v: replace(s, price=replace(s.price, gpu_hour_usd=v)))
+
+
+# Document 11: the model spread over GPUs (calc.stack.Parallel).
+PARALLEL_MODELS = {**CATALOGUE, "deepseek-v3": ATTENTION_MODELS["deepseek-v3"]}
+
+
+def _parallel(name: str, scale: float = 1):
+    def apply(stack: Stack, value: float) -> Stack:
+        return replace(stack, parallel=replace(stack.parallel, **{name: value / scale if scale != 1 else value}))
+    return apply
+
+
+def _parallel_limit(stack: Stack, tokens: int) -> Stack:
+    """The context limit, checked against the sharded model's positions; a typical conversation
+    longer than the limit is cut to it, so the paged count stays within the limit."""
+    beyond = beyond_positions(stack.parallel.model, tokens)
+    if beyond:
+        raise ValueError(f"{beyond}; a context limit past that is one it cannot serve")
+    return replace(stack, context_limit=tokens, typical_conversation=min(stack.typical_conversation, tokens))
+
+
+# The reference stack's own model is the 8B; document 11 shards Stack.parallel.model. Choosing one
+# sets both, so what the calculator says it computed for (its inputs line, a chart's note) is the model split.
+PARALLEL_MODEL = ChoiceField("model", "Model", {k: m.name for k, m in PARALLEL_MODELS.items()},
+                             current=lambda s: _key(PARALLEL_MODELS, s.parallel.model),
+                             apply=lambda s, key: replace(s, model=PARALLEL_MODELS[key],
+                                                          parallel=replace(s.parallel, model=PARALLEL_MODELS[key])))
+TENSOR = NumberField("tensor", "Tensor parallel", 1, 64, True, "GPUs", current=lambda s: s.parallel.tensor,
+                     apply=_parallel("tensor"), hint="--tensor-parallel-size")
+PIPELINE = NumberField("pipeline", "Pipeline", 1, 8, True, "stages", current=lambda s: s.parallel.pipeline,
+                       apply=_parallel("pipeline"), hint="--pipeline-parallel-size")
+PARALLEL_LIMIT = replace(CONTEXT_LIMIT, apply=_parallel_limit)
+PARALLEL_BATCH = NumberField("batch", "Batch", 1, 100_000, True, "sequences", optional=True,
+                             current=lambda s: s.parallel.batch or 0, apply=_parallel("batch"),
+                             hint="empty: every user the cache admits at the limit")
+RING = NumberField("ring", "Link achieved", 1, 100, False, "%", places=0,
+                   current=lambda s: 100 * s.parallel.link_fraction, apply=_parallel("link_fraction", 100),
+                   hint="share of the one-way link rate an all-reduce reaches")
+ALL_REDUCE_LATENCY = NumberField("latency", "All-reduce fixed cost", 0, 10_000, False, "µs", places=1,
+                                 current=lambda s: s.parallel.latency_s * 1e6, apply=_parallel("latency_s", 1e6),
+                                 hint="per all-reduce, however small")
+
+
 # Document 12: a vLLM launch line, read by calc.launch on the card chosen before it.
 def _launch(stack: Stack, text: str) -> Stack:
     from .launch import read
@@ -474,3 +551,21 @@ TARGET = ChoiceField("model", "Target model",
                      {k: CATALOGUE[k].name for k in ("llama-3.1-8b", "llama-3.1-70b", "llama-3.1-405b")},
                      current=lambda s: _key(CATALOGUE, s.model), apply=lambda s, key: replace(s, model=CATALOGUE[key]),
                      hint="Llama 3.1: the drafters share its tokenizer")
+
+
+# Document 15: the traffic, the promise, the price and the simulated stream (calc.stack.Traffic,
+# Promise, Pricing, Serving).
+def _default_batched_tokens(stack: Stack) -> int:
+    from .launch import default_max_num_batched_tokens
+    return default_max_num_batched_tokens(stack.card)
+
+
+OUTPUT_P95 = NumberField("output_p95", "Output p95", 1, 1_000_000, True, "tokens", current=lambda s: s.traffic.output_long,
+                         apply=_traffic("output_long"))
+STREAM_SEED = NumberField("seed", "Seed", 0, 1_000_000_000, True, "", current=lambda s: s.stream.seed,
+                          apply=lambda s, v: replace(s, stream=replace(s.stream, seed=v)),
+                          hint="the same seed draws the same requests")
+STEP_TOKENS = NumberField("step_tokens", "Token budget per step", 16, 1_000_000, True, "tokens",
+                          current=lambda s: s.serving.max_num_batched_tokens or _default_batched_tokens(s),
+                          apply=lambda s, v: replace(s, serving=replace(s.serving, max_num_batched_tokens=v)),
+                          hint="--max-num-batched-tokens: the largest prefill chunk")

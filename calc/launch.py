@@ -15,7 +15,7 @@ from . import kvcache
 from .cards import Card
 from .echo import excerpt
 from .models import CATALOGUE, DEEPSEEK_V2, DEEPSEEK_V3, GEMMA_2_9B, MISTRAL_7B, Model
-from .precision import BF16, FP8, INT4, Precision
+from .precision import BF16, FP8, Precision
 from .stack import Serving, Stack
 from .units import COUNT, FRACTION, GIB_HELD, RATIO_FINE, TOKENS, Result, GiB, Unit, given, grouped
 
@@ -30,14 +30,22 @@ OLD_CACHE_CONFIG = "vllm/config/cache.py at vllm-project/vllm@c1d86421 (v0.11 er
 
 LONGEST_COMMAND = 4_000
 LONGEST_COUNT = 16  # digits and a suffix: more than any count a flag takes
+LARGEST_COUNT = 10 ** 12  # above any count a flag takes (a terabyte of cache), and exact in a float
 MAX_LORA_RANKS = (1, 8, 16, 32, 64, 128, 256, 320, 512)  # vllm/config/lora.py, MaxLoRARanks
+BLOCK_SIZES = (1, 8, 16, 32, 64, 128, 256)  # vllm/config/cache.py, BlockSize
 FRACTION_SHORT = Unit("fraction", 1, "", 1, exact_up_to=6)  # 0.9 as vLLM writes it, 0.92 in full
 GIB_WHOLE = Unit("GiB", GiB, "GiB", 0)
-# arg_utils.py get_batch_defaults, for `vllm serve` (OPENAI_API_SERVER): a card of 70 GiB or more that is not
-# an A100 gets the larger pair of defaults, any other GPU the smaller.
+# arg_utils.py's batch defaults for `vllm serve` (OPENAI_API_SERVER): a card whose CUDA total is 70 GiB or more
+# and that is not an A100 gets the larger pair of defaults, any other GPU the smaller. PR #51726 (merged
+# 2026-08-10) raised the larger token budget from 8192 to 16384.
+BATCH_DEFAULTS_PR = ("https://github.com/vllm-project/vllm/pull/51726 ([Config] Update default "
+                     "_max_num_batched_tokens from 8192 to 16384, merged 2026-08-10); "
+                     "https://github.com/ROCm/MAD/pull/235 (“VLLM now defaults to 16384”)")
 LARGE_CARD_GIB = 70
+DEFAULT_UTILISATION = 0.92  # CacheConfig.gpu_memory_utilization
 SEQS_LARGE, SEQS_SMALL = 1024, 256
-CHUNK_LARGE, CHUNK_SMALL = 8192, 2048
+CHUNK_LARGE, CHUNK_SMALL = 16384, 2048
+CHUNK_LARGE_BEFORE = 8192
 
 
 @dataclass(frozen=True)
@@ -51,6 +59,7 @@ class Flag:
     modelled: bool
     source: str
     takes_value: bool = True
+    many: bool = False  # takes one or more values, as argparse's nargs='+'
 
 
 FLAGS: tuple[Flag, ...] = (
@@ -61,10 +70,11 @@ FLAGS: tuple[Flag, ...] = (
          True, f"{MODEL_CONFIG}, ModelConfig.max_model_len (None: derived from the model's config); accepts 8k or 8K"),
     Flag("--max-num-seqs", "1024 on a card of 70 GiB or more that is not an A100, 256 on other GPUs",
          "the most sequences one step may hold: a cap on admitted users that memory never lifts",
-         True, f"{ARG_UTILS}, get_batch_defaults (OPENAI_API_SERVER); {SCHEDULER_CONFIG}"),
-    Flag("--max-num-batched-tokens", "8192 on a card of 70 GiB or more that is not an A100, 2048 on other GPUs",
+         True, f"{ARG_UTILS}, batch defaults (OPENAI_API_SERVER), unchanged by vllm-project/vllm PR #51726; "
+               f"{SCHEDULER_CONFIG}"),
+    Flag("--max-num-batched-tokens", "16384 on a card of 70 GiB or more that is not an A100, 2048 on other GPUs",
          "the tokens one step processes: the prefill chunk; it moves the activation peak, which calc holds "
-         "as the activation reserve", False, f"{ARG_UTILS}, get_batch_defaults (OPENAI_API_SERVER)"),
+         "as the activation reserve", False, f"{ARG_UTILS}, batch defaults (OPENAI_API_SERVER); {BATCH_DEFAULTS_PR}"),
     Flag("--kv-cache-dtype", "auto (the model's dtype)", "the cache's bytes per element", True,
          f"{CACHE_CONFIG}, CacheConfig.cache_dtype"),
     Flag("--enable-prefix-caching", "on", "shares full blocks of a common prefix (document 10); the pool is the same",
@@ -75,11 +85,14 @@ FLAGS: tuple[Flag, ...] = (
          f"{PARALLEL_CONFIG}, ParallelConfig.tensor_parallel_size = 1"),
     Flag("--pipeline-parallel-size", "1", "splits the layers across this many GPUs in stages", True,
          f"{PARALLEL_CONFIG}, ParallelConfig.pipeline_parallel_size = 1"),
+    Flag("--data-parallel-size", "1", "runs this many whole copies of the engine, each on its own GPUs with the "
+         "ladder shown here, so users multiply by it", False, f"{PARALLEL_CONFIG}, ParallelConfig.data_parallel_size = 1"),
     Flag("--quantization", "None (as the checkpoint says)", "the weights' format", True,
          f"{MODEL_CONFIG}, ModelConfig.quantization"),
     Flag("--dtype", "auto (bf16 for these checkpoints)", "the weights' and activations' 16-bit type", True,
          f"{MODEL_CONFIG}, ModelConfig.dtype"),
-    Flag("--block-size", "16", "tokens per cache block", True, f"{CACHE_CONFIG}, CacheConfig.DEFAULT_BLOCK_SIZE = 16"),
+    Flag("--block-size", "16", "tokens per cache block", True,
+         f"{CACHE_CONFIG}, CacheConfig.DEFAULT_BLOCK_SIZE = 16; BlockSize = 1, 8, 16, 32, 64, 128 or 256"),
     Flag("--kv-cache-memory-bytes", "None (sized from the utilisation)",
          "the KV cache per GPU in bytes; when set, the utilisation is ignored", True,
          f"{CACHE_CONFIG}, CacheConfig.kv_cache_memory_bytes"),
@@ -92,10 +105,11 @@ FLAGS: tuple[Flag, ...] = (
          f"{LORA_CONFIG}, LoRAConfig.max_loras = 1"),
     Flag("--max-lora-rank", "16", "the rank every slot is sized for", True,
          f"{LORA_CONFIG}, LoRAConfig.max_lora_rank = 16, one of 1, 8, 16, 32, 64, 128, 256, 320, 512"),
-    Flag("--max-cpu-loras", "max-loras", "adapters kept in host memory, ready to load", False,
+    Flag("--max-cpu-loras", "max-loras", "adapters kept in host memory, ready to load; beyond it they are "
+         "read from disk again", False,
          f"{LORA_CONFIG}, LoRAConfig.max_cpu_loras"),
     Flag("--lora-modules", "none", "names adapters to serve; each takes a GPU slot while a request uses it", False,
-         "vllm/entrypoints/openai/cli_args.py"),
+         "vllm/entrypoints/openai/cli_args.py (nargs='+')", many=True),
     Flag("--fully-sharded-loras", "off", "shards the LoRA matrices fully across tensor-parallel GPUs, which on "
          "one GPU changes nothing", False,
          f"{LORA_CONFIG}, LoRAConfig.fully_sharded_loras = False", takes_value=False),
@@ -107,14 +121,17 @@ FLAGS: tuple[Flag, ...] = (
          f"{SCHEDULER_CONFIG}, SchedulerConfig.enable_chunked_prefill = True", takes_value=False),
     Flag("--model", "", "the model, in the api_server form", True, MODEL_CONFIG),
     *(Flag(name, "", "serving, naming or logging only", False, VLLM_SERVE_DOCS)
-      for name in ("--host", "--port", "--served-model-name", "--api-key", "--download-dir", "--seed", "--tokenizer",
+      for name in ("--host", "--port", "--api-key", "--download-dir", "--seed", "--tokenizer",
                    "--revision", "--chat-template", "--generation-config", "--uvicorn-log-level", "--max-log-len",
                    "--tool-call-parser", "--root-path")),
+    Flag("--served-model-name", "", "serving, naming or logging only", False, f"{VLLM_SERVE_DOCS} (nargs='+')",
+         many=True),
     *(Flag(name, "", "serving, naming or logging only", False, VLLM_SERVE_DOCS, takes_value=False)
       for name in ("--trust-remote-code", "--disable-log-requests", "--disable-log-stats", "--enable-auto-tool-choice")),
 )
 BY_NAME = {f.name: f for f in FLAGS}
-ALIASES = {"-tp": "--tensor-parallel-size", "-pp": "--pipeline-parallel-size", "-q": "--quantization"}
+ALIASES = {"-tp": "--tensor-parallel-size", "-pp": "--pipeline-parallel-size", "-dp": "--data-parallel-size",
+           "-q": "--quantization"}
 
 # Hugging Face repository ids calc knows the config of, lower-cased; a checkpoint in fp8 carries its format.
 MODELS: dict[str, tuple[Model, Precision | None]] = {
@@ -131,9 +148,11 @@ MODELS: dict[str, tuple[Model, Precision | None]] = {
 }
 KNOWN_MODELS = ("Llama 3.1 8B, 70B and 405B, Llama 3.2 1B, Mistral 7B, Mixtral 8x7B, Gemma 2 9B, "
                 "DeepSeek-V2 and V3")
-QUANTIZATIONS = {"fp8": FP8, "awq": INT4, "awq_marlin": INT4, "gptq": INT4, "gptq_marlin": INT4}
+QUANTIZATIONS = {"fp8": FP8}  # the one method vLLM applies to a 16-bit checkpoint as it loads
+PRE_QUANTISED = ("awq", "awq_marlin", "gptq", "gptq_marlin")  # these read a checkpoint already in the format
 KV_DTYPES = {"auto": None, "bfloat16": BF16, "float16": BF16, "fp8": FP8, "fp8_e4m3": FP8, "fp8_e5m2": FP8}
 SIXTEEN_BIT = ("auto", "bfloat16", "float16", "half")
+DASHES = "\u2012\u2013\u2014\u2015\u2212"  # figure, en and em dashes, the horizontal bar, minus
 _HUMAN = re.compile(r"(\d+(?:\.\d+)?)([kKmMgG]?)")
 _DECIMAL = {"": 1, "k": 10 ** 3, "m": 10 ** 6, "g": 10 ** 9}
 _BINARY = {"K": 2 ** 10, "M": 2 ** 20, "G": 2 ** 30}
@@ -165,9 +184,15 @@ def tokens_of(text: str) -> list[str]:
                 word.append(char)
         elif char in "'\"":
             quote, started = char, True
+        elif char == "#" and not started:  # a shell comment runs to the end of its line
+            while at + 1 < len(text) and text[at + 1] != "\n":
+                at += 1
         elif char == "\\":
             if at + 1 == len(text):
                 raise LaunchError("the line cannot be split into words: it ends with a lone backslash")
+            if re.match(r"[ \t]+\n", text[at + 1:]):
+                raise LaunchError("a backslash is followed by spaces before the line break, so the shell does "
+                                  "not continue the line: delete the spaces after the backslash")
             at += 1
             if text[at] != "\n":  # a backslash before a line break continues the line
                 word.append(text[at])
@@ -200,17 +225,26 @@ def _whole(flag: str, text: str, human: bool = False) -> int:
         if suffix in _BINARY and "." in number:
             raise LaunchError(f"{flag} {text}: a binary suffix ({suffix}) takes a whole number; "
                               f"did you mean {number}{suffix.lower()}?")
-        return int(float(number) * (_DECIMAL.get(suffix) or _BINARY[suffix]))
-    if not re.fullmatch(r"\d+", text):
-        raise LaunchError(f"{flag} takes a whole number, not “{text[:24]}”")
-    return int(text)
+        value = int(float(number) * (_DECIMAL.get(suffix) or _BINARY[suffix]))
+    elif re.fullmatch(r"\d+", text):
+        value = int(text)
+    else:
+        raise LaunchError(f"{flag} takes a whole number, not “{excerpt(text, 24)}”")
+    if value > LARGEST_COUNT:
+        raise LaunchError(f"{flag} {excerpt(text, 16)} is beyond any count vLLM takes "
+                          f"(calc reads counts up to {grouped(LARGEST_COUNT)})")
+    return value
+
+
+def _number(flag: str, text: str, example: str) -> float:
+    """A decimal number as written on a command line; Python's float() would also take 1_5, inf or nan."""
+    if not re.fullmatch(r"\d+(\.\d*)?|\.\d+", text):
+        raise LaunchError(f"{flag} takes a number such as {example}, not “{excerpt(text, 24)}”")
+    return float(text)
 
 
 def _fraction(flag: str, text: str) -> float:
-    try:
-        value = float(text)
-    except ValueError:
-        raise LaunchError(f"{flag} takes a fraction such as 0.9, not “{text[:24]}”") from None
+    value = _number(flag, text, "0.9")
     if not 0 < value <= 1:
         hint = f"; {text} reads as a percentage, write {value / 100:g}" if 1 < value <= 100 else ""
         raise LaunchError(f"{flag} must be above 0 and at most 1 (a fraction of the card){hint}")
@@ -227,6 +261,8 @@ def _model(name: str) -> tuple[Model, Precision | None]:
 
 def _flags(words: list[str]) -> tuple[str, list[tuple[str, str | None]]]:
     """The model named and the flags in order, after the command itself."""
+    while words and re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*=.*", words[0]):
+        words = words[1:]  # VAR=value before a command sets the command's environment
     if words[:2] == ["vllm", "serve"]:
         rest = words[2:]
     elif len(words) >= 3 and re.fullmatch(r"python[0-9.]*", words[0]) and words[1] == "-m" \
@@ -234,18 +270,23 @@ def _flags(words: list[str]) -> tuple[str, list[tuple[str, str | None]]]:
         rest = words[3:]
     else:
         raise LaunchError("start the line with vllm serve MODEL, or python -m vllm.entrypoints.openai.api_server "
-                          "--model MODEL")
+                          "--model MODEL (environment settings such as CUDA_VISIBLE_DEVICES=0 may come first)")
     model, flags = "", []
     index = 0
     while index < len(rest):
         word = rest[index]
+        if word and word[0] in DASHES:
+            raise LaunchError(f"“{excerpt(word, 24)}” starts with a dash, not two hyphens (a text editor may have "
+                              f"joined them): type it as --{excerpt(word.lstrip(DASHES), 32)}")
         if not word.startswith("-"):
             if model or flags:
-                raise LaunchError(f"“{word[:40]}” stands alone where a flag belongs")
+                raise LaunchError(f"“{excerpt(word, 40)}” stands alone where a flag belongs")
             model = word
             index += 1
             continue
         name, has_equals, value = word.partition("=")
+        if name.startswith("--"):
+            name = "--" + name[2:].replace("_", "-")  # vLLM's parser reads --max_model_len as --max-model-len
         name = ALIASES.get(name, name)
         if name == "--lora-target-modules":
             raise LaunchError("--lora-target-modules narrows which layers get LoRA slots; calc sizes slots on all "
@@ -258,6 +299,8 @@ def _flags(words: list[str]) -> tuple[str, list[tuple[str, str | None]]]:
                 raise LaunchError(f"{name} needs a value after it")
             value = rest[index + 1]
             index += 1
+            while flag.many and index + 1 < len(rest) and not rest[index + 1].startswith("-"):
+                index += 1  # further values of a flag that takes several, such as --lora-modules a=/x b=/y
         elif not flag.takes_value and has_equals:
             raise LaunchError(f"{name} is a switch and takes no value")
         flags.append((name, value if flag.takes_value else None))
@@ -287,13 +330,18 @@ def read(text: str, stack: Stack) -> Stack:
         raise LaunchError(f"--dtype {given_flags['--dtype'][:20]}: calc holds weights in 16 bits or fewer "
                           f"(auto, bfloat16, float16, half)")
     if "--quantization" in given_flags:
-        method = given_flags["--quantization"]
-        if method not in QUANTIZATIONS:
-            raise LaunchError(f"--quantization {method[:20]}: calc models {', '.join(QUANTIZATIONS)} "
-                              f"(fp8 weights, or 4-bit weights in groups of 128)")
-        if checkpoint_precision and QUANTIZATIONS[method] != checkpoint_precision:
-            raise LaunchError(f"--quantization {method} contradicts the checkpoint, which is stored in "
+        method = given_flags["--quantization"] or ""
+        if checkpoint_precision and QUANTIZATIONS.get(method) != checkpoint_precision:
+            raise LaunchError(f"--quantization {excerpt(method, 20)} contradicts the checkpoint, which is stored in "
                               f"{checkpoint_precision.name}")
+        if method in PRE_QUANTISED:
+            family = method.split("_")[0]
+            raise LaunchError(f"--quantization {method} reads a checkpoint already quantised to {family}; "
+                              f"{excerpt(model_name, 60)} is stored in bf16, and vLLM refuses it. Only fp8 quantises "
+                              f"a 16-bit checkpoint as it loads, and calc knows no {family} checkpoint")
+        if method not in QUANTIZATIONS:
+            raise LaunchError(f"--quantization {excerpt(method, 20)}: calc models fp8, the one method vLLM applies "
+                              f"to a 16-bit checkpoint as it loads")
         weights = QUANTIZATIONS[method]
     kv = BF16
     if "--kv-cache-dtype" in given_flags:
@@ -301,11 +349,12 @@ def read(text: str, stack: Stack) -> Stack:
         if dtype not in KV_DTYPES:
             raise LaunchError(f"--kv-cache-dtype {dtype[:20]}: calc models {', '.join(KV_DTYPES)}")
         kv = KV_DTYPES[dtype] or BF16
-    utilisation = 0.92
+    utilisation = DEFAULT_UTILISATION
     if "--gpu-memory-utilization" in given_flags:
         utilisation = _fraction("--gpu-memory-utilization", given_flags["--gpu-memory-utilization"])
     limit = model.max_position_embeddings
-    if "--max-model-len" in given_flags and given_flags["--max-model-len"] not in ("auto", "-1"):
+    auto_length = (given_flags.get("--max-model-len") or "").lower() in ("auto", "-1")
+    if "--max-model-len" in given_flags and not auto_length:
         limit = _whole("--max-model-len", given_flags["--max-model-len"], human=True)
         if limit < 1:
             raise LaunchError("--max-model-len must be at least one token")
@@ -317,23 +366,26 @@ def read(text: str, stack: Stack) -> Stack:
     if _whole("--pipeline-parallel-size", given_flags.get("--pipeline-parallel-size", "1")) != 1:
         raise LaunchError("--pipeline-parallel-size above 1 splits the layers into stages; this calculator "
                           "models one tensor-parallel group (document 11 covers pipelines)")
-    if float(given_flags.get("--cpu-offload-gb", "0") or "0") != 0:
+    if _number("--cpu-offload-gb", given_flags.get("--cpu-offload-gb") or "0", "4") != 0:
         raise LaunchError("--cpu-offload-gb streams weights from host memory each pass; calc does not model it")
-    block = _whole("--block-size", given_flags.get("--block-size", "16"))
-    if not 1 <= block <= 1_024:
-        raise LaunchError("--block-size must be between 1 and 1,024 tokens")
+    block = _whole("--block-size", given_flags.get("--block-size") or "16")
+    if block not in BLOCK_SIZES:
+        raise LaunchError(f"--block-size {grouped(block)}: vLLM accepts {', '.join(map(str, BLOCK_SIZES))} tokens")
     seqs = _optional_whole(given_flags, "--max-num-seqs")
     chunk = _optional_whole(given_flags, "--max-num-batched-tokens", human=True)
     if seqs is not None and seqs < 1 or chunk is not None and chunk < 1:
         raise LaunchError("--max-num-seqs and --max-num-batched-tokens must be at least 1")
-    if seqs is not None and chunk is not None and chunk < seqs:
-        raise LaunchError(f"--max-num-batched-tokens ({grouped(chunk)}) must be at least --max-num-seqs "
-                          f"({grouped(seqs)}); vLLM refuses it")
+    if chunk is not None and chunk < (seqs or default_max_num_seqs(stack.card)):
+        named = "--max-num-seqs" if seqs else f"--max-num-seqs, vLLM's default on {stack.card.name},"
+        raise LaunchError(f"--max-num-batched-tokens ({grouped(chunk)}) must be at least {named} "
+                          f"({grouped(seqs or default_max_num_seqs(stack.card))}); vLLM refuses it")
     kv_bytes = _optional_whole(given_flags, "--kv-cache-memory-bytes", human=True)
     if kv_bytes is not None and kv_bytes < 1:
         raise LaunchError("--kv-cache-memory-bytes must be at least one byte")
+    if kv_bytes is not None and "--gpu-memory-utilization" in given_flags:
+        notes.append("--gpu-memory-utilization: ignored, since --kv-cache-memory-bytes sets the cache outright")
     loras, rank = _lora(given_flags, model, tp, notes)
-    notes += [f"{name}: {BY_NAME[name].does}; no change to capacity"
+    notes += [f"{name}: {BY_NAME[name].does}; no change to capacity per GPU"
               for name in dict.fromkeys(n for n, _ in flags) if not BY_NAME[name].modelled]
     serving = Serving(command=text, tensor_parallel=tp, max_num_seqs=seqs, max_num_batched_tokens=chunk,
                       kv_cache_memory_bytes=kv_bytes, max_loras=loras, max_lora_rank=rank,
@@ -342,20 +394,44 @@ def read(text: str, stack: Stack) -> Stack:
                        gpu_memory_utilization=utilisation, context_limit=limit, block_size=block,
                        typical_conversation=min(stack.typical_conversation, limit), serving=serving)
     one = shard(launched)
-    held = one.weights.value + one.activations.value + one.lora.value + one.kv_budget.value
-    if kv_bytes is not None and held > stack.card.reported_capacity.value:
+    if kv_bytes is not None and one.pool.value > stack.card.engine_capacity.value:
         raise LaunchError(f"--kv-cache-memory-bytes asks for a cache of {one.kv_budget}; with the weights, reserve and "
-                          f"adapters that is {GIB_HELD.show(held)} per GPU, more than {stack.card.name} holds "
-                          f"({stack.card.reported_capacity})")
+                          f"adapters that is {one.pool} per GPU, more than the {stack.card.engine_capacity} "
+                          f"{stack.card.name} offers the engine")
     if one.kv_budget.value <= 0:
-        raise LaunchError(f"on {stack.card.name} the weights per GPU ({one.weights}), the reserve and any adapters "
-                          f"fill the pool ({one.pool}) and leave no cache; vLLM stops at start-up. Raise "
-                          f"--tensor-parallel-size or quantise the weights")
+        held = (f"the weights per GPU ({one.weights}), the reserve ({one.activations}) and the adapter slots "
+                f"({one.lora})" if one.lora.value else
+                f"the weights per GPU ({one.weights}) and the reserve ({one.activations})")
+        raise LaunchError(f"on {stack.card.name} {held} fill the pool ({one.pool}) and leave no cache; vLLM stops at "
+                          f"start-up. {_remedy(launched, one)}")
+    if auto_length:
+        limit = min(model.max_position_embeddings, max(int(one.token_capacity.value), block))
+        notes.insert(0, f"--max-model-len {given_flags['--max-model-len']}: vLLM takes the longest length the cache "
+                        f"holds for one sequence, here {grouped(limit)} tokens")
+        launched = replace(launched, context_limit=limit, typical_conversation=min(stack.typical_conversation, limit),
+                           serving=replace(serving, notes="; ".join(notes)))
+        one = shard(launched)
     if one.token_capacity.value < one.tokens_per_user.value:
         raise LaunchError(f"on {stack.card.name} this line leaves a KV budget of {one.kv_budget} per GPU, less than one "
-                          f"sequence of --max-model-len needs; vLLM stops at start-up. Raise --tensor-parallel-size "
-                          f"or the utilisation, or lower --max-model-len")
+                          f"sequence of --max-model-len needs; vLLM stops at start-up. {_remedy(launched, one)}, "
+                          f"or lower --max-model-len (auto picks the longest that fits)")
     return launched
+
+
+def _remedy(stack: Stack, one: Shard) -> str:
+    """What to change, biggest lever first, when the pool leaves too little cache."""
+    serving = stack.serving
+    if serving.kv_cache_memory_bytes is not None:
+        return "Raise --kv-cache-memory-bytes"
+    levers = []
+    if one.lora.value > one.weights.value:
+        levers.append("lower --max-loras or --max-lora-rank")
+    if stack.gpu_memory_utilization < DEFAULT_UTILISATION:
+        levers.append(f"raise --gpu-memory-utilization (now {stack.gpu_memory_utilization:g})")
+    levers += ["raise --tensor-parallel-size", "quantise the weights"] if one.lora.value <= one.weights.value else \
+        ["raise --tensor-parallel-size"]
+    text = ", ".join(levers[:-1]) + f", or {levers[-1]}"
+    return text[0].upper() + text[1:]
 
 
 def _optional_whole(flags: dict[str, str | None], name: str, human: bool = False) -> int | None:
@@ -405,7 +481,7 @@ def default_max_num_batched_tokens(card: Card) -> int:
 
 
 def is_large_card(card: Card) -> bool:
-    return card.reported_capacity.value >= LARGE_CARD_GIB * GiB and "A100" not in card.name
+    return card.engine_capacity.value >= LARGE_CARD_GIB * GiB and "A100" not in card.name
 
 
 @dataclass(frozen=True)
@@ -452,8 +528,13 @@ def shard(stack: Stack) -> Shard:
         base.weights.value / tp, GIB_HELD, formula="weights ÷ tensor-parallel size",
         worked=f"{base.weights.operand} ÷ {tp} = {GIB_HELD.show(base.weights.value / tp)}")
     lora = slots_reserved(stack.model, serving.max_lora_rank, serving.max_loras, tp)
+    pool = base.pool
     if serving.kv_cache_memory_bytes is not None:
         budget = given(serving.kv_cache_memory_bytes, GIB_HELD, "--kv-cache-memory-bytes")
+        held = weights.value + base.activations.value + lora.value + budget.value
+        pool = Result(held, GIB_HELD, formula="weights per GPU + activations + LoRA slots + --kv-cache-memory-bytes",
+                      worked=(f"{weights} + {base.activations} + {lora} + {budget} = {GIB_HELD.show(held)}; "
+                              f"the utilisation is not used"))
     elif tp == 1 and not serving.max_loras:
         budget = base.kv_budget
     else:
@@ -474,7 +555,7 @@ def shard(stack: Stack) -> Shard:
                                                         seqs_value * stack.context_limit)
     return Shard(
         tensor_parallel=given(tp, COUNT, "--tensor-parallel-size"),
-        pool=base.pool,
+        pool=pool,
         weights=weights,
         activations=base.activations,
         lora=lora,
@@ -487,7 +568,7 @@ def shard(stack: Stack) -> Shard:
         users_worst=worst,
         users_paged=paged,
         max_num_seqs=seqs,
-        max_num_batched_tokens=given(chunk_value, TOKENS, "--max-num-batched-tokens"),
+        max_num_batched_tokens=given(chunk_value, COUNT, "--max-num-batched-tokens, tokens a step"),
         admitted_worst=_capped(worst, seqs),
         admitted_paged=_capped(paged, seqs),
         concurrency=_concurrency(capacity, stack.context_limit),
@@ -555,6 +636,15 @@ TRT_SERVE = "https://nvidia.github.io/TensorRT-LLM/commands/trtllm-serve.html"
 TRT_KV = "https://nvidia.github.io/TensorRT-LLM/examples/kvcacheconfig.html (free_gpu_memory_fraction = 0.9)"
 LLAMA_SERVER = ("https://github.com/ggml-org/llama.cpp/blob/master/tools/server/README.md; src/llama-context.cpp "
                 "(n_ctx_seq = n_ctx ÷ n_seq_max unless the KV cache is unified)")
+TRT_BUILD_CONFIG = ("NVIDIA/TensorRT-LLM tensorrt_llm/builder.py, BuildConfig.max_batch_size = 2048 and "
+                    "max_num_tokens = 8192 at commit 008b2b8d; tensorrt_llm/commands/serve.py takes both as its "
+                    "defaults (default=BuildConfig…)")
+LLAMA_ARG = ("https://github.com/ggml-org/llama.cpp/blob/master/common/arg.cpp (-np: “default: -1, auto”; --kv-unified: "
+             "“default: enabled if number of slots is auto”); tools/server/server.cpp (auto: four slots, unified cache)")
+SKYRL_MAPPING = ("https://github.com/NovaSky-AI/SkyRL/blob/main/skyrl-train/skyrl_train/inference_engines/"
+                 "ray_wrapped_inference_engine.py (passes gpu_memory_utilization to SGLang as mem_fraction_static)")
+LIGHTEVAL_SEQS = ("https://github.com/huggingface/lighteval/pull/588 (“For max_num_seqs, the default is 256”; "
+                  "VLLMModelConfig.max_num_seqs = 256)")
 TRT_FREE_FRACTION = 0.9
 LLAMA_SLOTS = 4  # an example: four llama.cpp slots
 
@@ -571,7 +661,8 @@ class Knob:
 
 
 KNOBS: dict[str, Knob] = {
-    "sglang_fraction": Knob("SGLang", "--mem-fraction-static", "chosen from the card's memory when unset",
+    "sglang_fraction": Knob("SGLang", "--mem-fraction-static", "chosen from the card's memory when unset, below "
+                            "vLLM's default",
                             "the share of memory for the weights and the KV pool; activations and CUDA graphs live in "
                             "the rest", SGLANG_ARGS),
     "sglang_requests": Knob("SGLang", "--max-running-requests", "derived from the pool when unset",
@@ -593,16 +684,17 @@ KNOBS: dict[str, Knob] = {
     "trt_fraction": Knob("TensorRT-LLM", "--kv_cache_free_gpu_memory_fraction", "0.9",
                          "the share of memory still free after the weights and buffers that goes to the KV cache",
                          f"{TRT_SERVE}; {TRT_KV}"),
-    "trt_batch": Knob("TensorRT-LLM", "--max_batch_size", "set per release; check trtllm-serve --help",
-                      "requests the scheduler holds at once", TRT_SERVE),
-    "trt_tokens": Knob("TensorRT-LLM", "--max_num_tokens", "set per release; check trtllm-serve --help",
-                       "tokens one step processes", TRT_SERVE),
+    "trt_batch": Knob("TensorRT-LLM", "--max_batch_size", "2048 (BuildConfig, commit 008b2b8d)",
+                      "requests the scheduler holds at once", f"{TRT_SERVE}; {TRT_BUILD_CONFIG}"),
+    "trt_tokens": Knob("TensorRT-LLM", "--max_num_tokens", "8192 (BuildConfig, commit 008b2b8d)",
+                       "tokens one step processes", f"{TRT_SERVE}; {TRT_BUILD_CONFIG}"),
     "trt_length": Knob("TensorRT-LLM", "--max_seq_len", "the model's config", "the longest sequence", TRT_SERVE),
     "trt_tp": Knob("TensorRT-LLM", "--tp_size", "1", "tensor-parallel GPUs", TRT_SERVE),
     "llama_ctx": Knob("llama.cpp", "-c, --ctx-size", "0: the model's trained context",
                       "the total context, shared among the slots", LLAMA_SERVER),
-    "llama_slots": Knob("llama.cpp", "-np, --parallel", "−1: chosen automatically",
-                        "slots: sequences decoded together, each given ctx-size ÷ slots", LLAMA_SERVER),
+    "llama_slots": Knob("llama.cpp", "-np, --parallel", "−1: four slots sharing one unified cache",
+                        "slots: sequences decoded together; set explicitly, each is given ctx-size ÷ slots",
+                        f"{LLAMA_SERVER}; {LLAMA_ARG}"),
     "llama_gpu": Knob("llama.cpp", "-ngl, --n-gpu-layers", "auto",
                       "layers placed on the GPU; the rest run on the CPU from host memory", LLAMA_SERVER),
 }
@@ -627,10 +719,27 @@ def other_engines(stack: Stack, one: Shard) -> dict[str, Result]:
                                worked=(f"{TRT_FREE_FRACTION:g} × ({base.capacity} − {one.weights} − {base.activations}) = "
                                        f"{GIB_HELD.show(trt)}; {trt_tokens.worked}")),
         "trt_users": kvcache.users_by_tokens(trt_tokens, one.tokens_per_user_paged),
-        "llama_slots": given(LLAMA_SLOTS, COUNT, "-np, an example"),
+        "llama_slots": given(LLAMA_SLOTS, COUNT, "-np set explicitly, an example"),
         "llama_total": given(total, TOKENS, "-c, an example"),
         "llama_per_slot": Result(total // LLAMA_SLOTS, TOKENS, formula="ctx-size ÷ slots",
                                  worked=f"{grouped(total)} ÷ {LLAMA_SLOTS} = {TOKENS.show(total // LLAMA_SLOTS)}"),
+    }
+
+
+REPLICA_GPUS = 2  # an example: two GPUs for a model that fits on one
+
+
+def replicas_against_split(stack: Stack, gpus: int = REPLICA_GPUS) -> dict[str, Result]:
+    """The same GPUs used two ways: whole copies of the engine (data parallelism), or one engine split
+    across them (tensor parallelism)."""
+    one = shard(stack)
+    split = shard(replace(stack, serving=replace(stack.serving, tensor_parallel=gpus)))
+    users = gpus * one.users_paged.value
+    return {
+        "gpus": given(gpus, COUNT, "GPUs, an example"),
+        "replicas": Result(users, COUNT, formula="GPUs × one GPU's paged users",
+                           worked=f"{gpus} × {grouped(one.users_paged.value)} = {grouped(users)}"),
+        "split": split.users_paged,
     }
 
 
@@ -642,10 +751,13 @@ def section(stack: Stack) -> dict[str, object]:
         "notes": stack.serving.notes or "none: every flag on the line changes capacity",
         "utilisation": given(stack.gpu_memory_utilization, FRACTION_SHORT, "--gpu-memory-utilization"),
         "max_model_len": given(stack.context_limit, TOKENS, "--max-model-len"),
-        "default_utilisation": given(0.92, FRACTION_SHORT, f"vLLM's default ({CACHE_CONFIG})"),
+        "default_utilisation": given(DEFAULT_UTILISATION, FRACTION_SHORT, f"vLLM's default ({CACHE_CONFIG})"),
         "default_seqs_large": given(SEQS_LARGE, COUNT, f"vLLM's default ({ARG_UTILS})"),
         "default_seqs_small": given(SEQS_SMALL, COUNT, f"vLLM's default ({ARG_UTILS})"),
-        "default_chunk_large": given(CHUNK_LARGE, TOKENS, f"vLLM's default ({ARG_UTILS})"),
+        "default_chunk_large": given(CHUNK_LARGE, TOKENS, f"vLLM's default ({ARG_UTILS}; {BATCH_DEFAULTS_PR})"),
+        "default_chunk_small": given(CHUNK_SMALL, TOKENS, f"vLLM's default ({ARG_UTILS})"),
+        "previous_chunk_large": given(CHUNK_LARGE_BEFORE, TOKENS,
+                                      f"vLLM's default before PR #51726 ({BATCH_DEFAULTS_PR})"),
         "previous_utilisation": given(0.9, FRACTION_SHORT, f"vLLM's default until recently ({OLD_CACHE_CONFIG})"),
         "default_lora_rank": given(16, COUNT, f"vLLM's default --max-lora-rank ({LORA_CONFIG})"),
         "large_card": given(LARGE_CARD_GIB * GiB, GIB_WHOLE, f"the card size vLLM's larger defaults start at ({ARG_UTILS})"),
@@ -658,11 +770,13 @@ def section(stack: Stack) -> dict[str, object]:
         "knobs": KNOBS,
         "examples": examples(stack),
         "others": other_engines(stack, one),
+        "replicas": replicas_against_split(stack),
     }
 
 
 def _at_default_utilisation(stack: Stack) -> Result:
     """The same line without --gpu-memory-utilization: vLLM's current default instead."""
-    users = shard(replace(stack, gpu_memory_utilization=0.92)).users_paged
-    return Result(users.value, COUNT, formula="paged users at the default utilisation, 0.92", worked=users.worked)
+    users = shard(replace(stack, gpu_memory_utilization=DEFAULT_UTILISATION)).users_paged
+    return Result(users.value, COUNT, formula=f"paged users at the default utilisation, {DEFAULT_UTILISATION:g}",
+                  worked=users.worked)
 

@@ -9,6 +9,12 @@ slice of q/k/v and of gate/up). The memory profile runs with those buffers in pl
 out of the KV budget. Under tensor parallelism, a column-parallel layer (q, k, v, gate, up) keeps
 A whole and splits B; a row-parallel one (o, down) splits A and keeps B whole (not fully sharded,
 vLLM's default).
+
+The model's embedding and LM head are LoRA-capable too (LlamaForCausalLM's embedding_modules), and
+vLLM sizes slots for them unless --lora-target-modules narrows the list: the embedding holds A as
+max_loras × vocab × rank and B as max_loras × 1 × hidden × rank (VocabParallelEmbeddingWithLoRA),
+the LM head A as max_loras × 1 × rank × hidden and B as max_loras × 1 × vocab × rank
+(LogitsProcessorWithLoRA), neither split under tensor parallelism.
 """
 from __future__ import annotations
 
@@ -21,7 +27,8 @@ from .units import COUNT, MIB_REPORTED, SHARE, TOKENS, Result, Unit, grouped
 USERS_FINE = Unit("users", 1, "users", 2)
 
 LORA_SOURCE = ("Hu et al., LoRA: Low-Rank Adaptation of Large Language Models, 2021, "
-               "https://arxiv.org/abs/2106.09685; vllm/lora/layers/base_linear.py, create_lora_weights")
+               "https://arxiv.org/abs/2106.09685; vllm/lora/layers/base_linear.py, vocab_parallel_embedding.py and "
+               "logits_processor.py, create_lora_weights (vllm-project/vllm, main)")
 WORKED_RANK = 16
 WORKED_SLOTS = 8  # an example: eight adapters resident at once
 
@@ -68,16 +75,25 @@ def adapter_bytes(model: Model, rank: int, targets: str = "all") -> Result:
                           f"{grouped(int(value))} B = {MIB_REPORTED.show(value)}"))
 
 
+def vocabulary_parameters(model: Model, rank: int) -> int:
+    """One slot's buffers on the embedding and the LM head: rank × (vocab + hidden) each, whole on every GPU."""
+    return 2 * rank * (model.vocab_size + model.hidden_size)
+
+
 def slots_reserved(model: Model, rank: int, slots: int, tp: int = 1) -> Result:
-    """What vLLM holds on each GPU for `slots` adapters at `rank`: zero when LoRA is off."""
+    """What vLLM holds on each GPU for `slots` adapters at `rank`: the blocks' linear layers and the
+    embedding and LM head; zero when LoRA is off."""
     if not slots:
         return Result(0, MIB_REPORTED, formula="no LoRA slots", worked="LoRA is off: 0 MiB")
     per_layer = parameters_per_layer(model, rank, "all", tp)
-    value = slots * model.num_hidden_layers * per_layer * BF16.bytes
-    split = f"; A and B as split on each of {tp} GPUs" if tp > 1 else ""
-    return Result(value, MIB_REPORTED, formula="slots × layers × rank-sized A and B per layer × bytes",
-                  worked=(f"{slots} × {model.num_hidden_layers} × {grouped(per_layer)} × {BF16.bytes:g} B = "
-                          f"{MIB_REPORTED.show(value)}{split}"))
+    vocab = vocabulary_parameters(model, rank)
+    value = slots * (model.num_hidden_layers * per_layer + vocab) * BF16.bytes
+    split = f"; the blocks' A and B as split on each of {tp} GPUs" if tp > 1 else ""
+    return Result(value, MIB_REPORTED,
+                  formula="slots × (layers × rank-sized A and B per layer + embedding and LM head) × bytes",
+                  worked=(f"{slots} × ({model.num_hidden_layers} × {grouped(per_layer)} + 2 × {rank} × "
+                          f"({grouped(model.vocab_size)} + {grouped(model.hidden_size)})) × {BF16.bytes:g} B = "
+                          f"{grouped(int(value))} B = {MIB_REPORTED.show(value)}{split}"))
 
 
 def tokens_displaced(reserved: Result, per_token: Result) -> Result:
@@ -109,11 +125,13 @@ def section(stack) -> dict[str, object]:
         "adapter_share": Result(one.value / base.weights.value, SHARE, formula="adapter ÷ base weights",
                                 worked=f"{grouped(int(one.value))} B ÷ {grouped(int(base.weights.value))} B = "
                                        f"{SHARE.show(one.value / base.weights.value)}"),
+        "slot": slots_reserved(model, WORKED_RANK, 1),
         "reserved": slots,
         "tokens": displaced,
         "users": Result(users, USERS_FINE, formula="tokens displaced ÷ tokens per typical user",
                         worked=f"{displaced} ÷ {base.tokens_per_user_paged} = {users:,.2f} users"),
         "fit": Result(fit, COUNT, formula="⌊KV budget ÷ one adapter⌋",
-                      worked=f"⌊{grouped(int(base.kv_budget.value))} B ÷ {grouped(int(one.value))} B⌋ = {grouped(fit)}"),
+                      worked=(f"⌊{grouped(int(base.kv_budget.value))} B ÷ {grouped(int(one.value))} B⌋ = {grouped(fit)}"
+                              if base.kv_budget.value > 0 else f"a KV budget of {base.kv_budget} holds no adapter")),
         "source": LORA_SOURCE,
     }

@@ -4,7 +4,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from .cards import H100_SXM, Card
-from .models import LLAMA_3_1_8B, Model
+from .models import LLAMA_3_1_8B, LLAMA_3_1_70B, Model
 from .precision import BF16, Precision
 from .units import GiB
 
@@ -133,6 +133,33 @@ class Serving:
 
 
 @dataclass(frozen=True)
+class Parallel:
+    """How document 11 spreads a model over several GPUs, and the assumptions its communication is
+    priced on.
+
+    `model`: the model it shards, Llama 3.1 70B, which one 80 GB card cannot hold in bf16. `tensor`:
+    the tensor-parallel degree (`--tensor-parallel-size`); `pipeline`: pipeline stages
+    (`--pipeline-parallel-size`). `batch`: sequences decoding together; None: every sequence the
+    cache admits at the context limit. `link_fraction`: the share of the link's one-way line rate a
+    ring all-reduce reaches (an assumption: NCCL's developers put H100 NVLink's line rate at
+    450 GB/s each way and the ring's effective rate at about 370 GB/s after some 20% of protocol
+    overhead, https://github.com/NVIDIA/nccl-tests/issues/212). `latency_s`: the fixed cost of one
+    all-reduce however small (an assumption: vLLM's custom all-reduce took 9 to 10 µs for a
+    512-byte message on H100 at two, four and eight GPUs, without CUDA graphs, in
+    https://github.com/sgl-project/sglang/pull/2904; TensorRT-LLM's kernel 4 to 6 µs).
+    `microbatches`: how many pieces a pipeline's batch is cut into (an example).
+    """
+
+    model: Model = LLAMA_3_1_70B
+    tensor: int = 4
+    pipeline: int = 1
+    batch: int | None = None
+    link_fraction: float = 0.80
+    latency_s: float = 0.000_010
+    microbatches: int = 4
+
+
+@dataclass(frozen=True)
 class Sampling:
     """What document 13's sampling explorer starts from: six candidate next tokens' logits (an
     example, invented to show each filter at work) and the sampling parameters.
@@ -170,6 +197,51 @@ class Speculation:
 
 
 @dataclass(frozen=True)
+class Headroom:
+    """How document 14 turns a load into a fleet: each a named choice, with its reasoning.
+
+    `target`: the busiest any resource is planned to be at peak, cache or card time (an assumption:
+    a queue's wait grows as 1 ÷ (1 − load), so past about eight tenths a small burst costs a large
+    wait; document 15 measures where the knee falls). `spares`: replicas beyond the load, so one
+    card can fail or be drained for an upgrade at peak (N+1). `node`: cards per server, the unit
+    they are bought or rented in (H100 SXM servers carry eight: MLCommons inference v3.1 lists
+    accelerators_per_node 8 for Dell's XE9680, https://github.com/mlcommons/inference_results_v3.1/blob/main/closed/Dell/systems/XE9680_H100_SXM_80GBx8_TRT.json,
+    as for NVIDIA's DGX H100). `average_load`: the month's
+    average traffic as a share of the peak, which sets the tokens the fixed bill is spread over (an
+    assumption for an interactive product with a daily cycle; measure your own).
+    """
+
+    target: float = 0.80
+    spares: int = 1
+    node: int = 8
+    average_load: float = 0.40
+
+
+@dataclass(frozen=True)
+class Stream:
+    """Document 15's simulated stream, and what starting a replica costs: named assumptions.
+
+    `seed`: the generator the arrivals and lengths are drawn from (Python's random.Random, the same
+    Mersenne Twister in CPython and Pyodide). `requests`: arrivals simulated at each request rate,
+    of which the first `warm_up` share is discarded before anything is measured. `storage_gb_per_s`:
+    the rate a cold replica reads its weights at (an assumption: one local NVMe drive, PCIe 4.0 x4,
+    reads sequentially at about 7 GB/s by its datasheet; safetensors loading reaches a fraction, so
+    2 GB/s is taken; object storage over the network is usually slower). `engine_start_s`: what a
+    vLLM replica spends after the weights are in memory, profiling the activation peak, compiling
+    and capturing CUDA graphs (an assumption: vLLM logs each phase at start-up, "Graph capturing
+    finished in … secs"; tens of seconds for an 8B model is typical; measure yours). The scheduler's
+    caps, `max_num_seqs` and `max_num_batched_tokens`, are document 12's (`Serving`), vLLM's defaults
+    for the card unless a launch line sets them.
+    """
+
+    seed: int = 1
+    requests: int = 300
+    warm_up: float = 0.2
+    storage_gb_per_s: float = 2.0
+    engine_start_s: float = 60.0
+
+
+@dataclass(frozen=True)
 class Stack:
     """A model on a card under an engine, with the traffic it must carry and what it promises."""
 
@@ -192,9 +264,12 @@ class Stack:
     number: float = 0.1  # the real number document 09 stores in every format
     cache: CacheOps = CacheOps()  # document 10's cache operations
     price: Pricing = Pricing()  # documents 14 and 15: what an hour of one card costs
+    headroom: Headroom = Headroom()  # document 14: from a load to a fleet
+    parallel: Parallel = Parallel()  # document 11: the model spread over GPUs
     serving: Serving = Serving()  # document 12: what the engine's launch line sets
     sampling: Sampling = Sampling()  # document 13: the sampling explorer's logits and parameters
     speculation: Speculation = Speculation()  # document 13: speculative decoding's assumptions
+    stream: Stream = Stream()  # document 15: the simulated stream and a replica's cold start
 
 
 REFERENCE = Stack(

@@ -48,6 +48,7 @@ class Unit:
     spaced: bool = True
     exact_up_to: int = 0
     significant: int = 0
+    prefix: str = ""  # a symbol written before the number, as $ is
 
     def number(self, value: float, decimals: int | None = None) -> str:
         """`decimals` places, or the unit's own; a unit with `exact_up_to` adds places (up to that
@@ -76,7 +77,7 @@ class Unit:
         return self.show(value, places)
 
     def show(self, value: float, decimals: int | None = None) -> str:
-        number = self.number(value, decimals)
+        number = self.prefix + self.number(value, decimals)
         if not self.symbol:
             return number
         return f"{number} {self.symbol}" if self.spaced else f"{number}{self.symbol}"
@@ -107,6 +108,8 @@ MS_FINE = Unit("ms", 0.001, "ms", 2)
 SECONDS = Unit("s", 1, "s", 0, exact_up_to=2)
 FRACTION = Unit("fraction", 1, "", 2, exact_up_to=6)
 MIB_REPORTED = Unit("MiB", MiB, "MiB", 0)
+BYTES = Unit("B", 1, "B", 0)
+MICROSECONDS = Unit("µs", 1e-6, "µs", 1, significant=2)
 
 
 @dataclass(frozen=True)

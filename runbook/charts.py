@@ -3,6 +3,7 @@ from __future__ import annotations
 
 from typing import Any, Callable, Mapping
 
+from calc.calculators import latency_vs_rate as latency_vs_rate_data
 from calc.calculators import cache_share as cache_share_data
 from calc.calculators import step_vs_batch as step_vs_batch_data
 from calc.calculators import journey_shares as journey_shares_data
@@ -12,10 +13,13 @@ from calc.calculators import attention_dial as attention_dial_data
 from calc.calculators import rope_wavelengths as rope_wavelengths_data
 from calc.calculators import precision_grid as precision_grid_data
 from calc.calculators import swap_vs_recompute as swap_vs_recompute_data
+from calc.calculators import gpus_vs_rate as gpus_vs_rate_data
+from calc.calculators import tp_scaling as tp_scaling_data
 from calc.calculators import users_vs_utilisation as users_vs_utilisation_data
 from calc.calculators import sampling_filters as sampling_filters_data
 from calc.calculators import speculative_speedup as speculative_speedup_data
 from calc.calculators import speculative_batch as speculative_batch_data
+from calc.calculators import start_load as start_load_data
 from calc.journey import SHARE_CURVE_OUTPUTS
 from calc.hardware import roofline_curves
 from calc.roofline import CURVE_BATCHES
@@ -317,6 +321,70 @@ def swap_vs_recompute(namespace: Mapping[str, Any]) -> dict[str, Any]:
     }
 
 
+GPU_STYLES = [
+    {"line": {"color": "#0f766e", "width": 3, "shape": "vh"}, "mode": "lines+markers", "marker": {"size": 6}},
+    {"line": {"color": "#b45309", "width": 3, "shape": "vh", "dash": "dot"}, "mode": "lines+markers",
+     "marker": {"size": 6, "symbol": "square"}},
+    {"line": {"color": "#1c1917", "width": 4, "shape": "vh"}, "mode": "lines"},
+    {"line": {"color": "#57534e", "width": 2, "dash": "dash"}, "mode": "lines"},
+]
+
+
+def gpus_vs_rate(namespace: Mapping[str, Any]) -> dict[str, Any]:
+    """Cards each path needs, and the plan with its spares, against the peak request rate."""
+    data = gpus_vs_rate_data(namespace)
+    series = [{**curve, **style, "type": "scatter",
+               "hovertemplate": "%{x:.1f} req/s: %{y} cards<extra>%{fullData.name}</extra>"}
+              for curve, style in zip(data["curves"], GPU_STYLES, strict=True)]
+    return {
+        "data": series,
+        "layout": {
+            "xaxis": {"title": {"text": "peak requests per second"}, "rangemode": "tozero", "gridcolor": "#e7e5e4"},
+            "yaxis": {"title": {"text": "cards needed"}, "rangemode": "tozero", "gridcolor": "#e7e5e4"},
+            "legend": {"orientation": "h", "y": -0.22, "x": 0},
+            "margin": {"l": 64, "r": 16, "t": 16, "b": 110},
+            **PAGE_STYLE,
+            "height": 420,
+        },
+        "table": {"columns": ["requests per second", "memory path", "compute path", "the plan"], "rows": data["rows"]},
+    }
+
+
+def tp_scaling(namespace: Mapping[str, Any]) -> dict[str, Any]:
+    """Users (bars, left) and decode step time (lines, right) against the tensor-parallel degree."""
+    data = tp_scaling_data(namespace)
+    copy, node, lone, busy = data["curves"]
+    series = [
+        {**copy, "type": "bar", "marker": {"color": "#0f766e"},
+         "hovertemplate": "tp %{x}: %{y:,} users<extra>per copy</extra>"},
+        {**node, "type": "bar", "marker": {"color": "#99c7c1"},
+         "hovertemplate": "tp %{x}: %{y:,} users<extra>per node of eight</extra>"},
+        {**lone, "type": "scatter", "mode": "lines+markers", "yaxis": "y2", "line": {"color": "#b45309", "width": 3},
+         "marker": {"size": 8}, "hovertemplate": "tp %{x}: %{y:.1f} ms<extra>one sequence</extra>"},
+        {**busy, "type": "scatter", "mode": "lines+markers", "yaxis": "y2",
+         "line": {"color": "#7c3aed", "width": 3, "dash": "dot"}, "marker": {"size": 8, "symbol": "diamond"},
+         "hovertemplate": "tp %{x}: %{y:.1f} ms<extra>every user admitted</extra>"},
+    ]
+    return {
+        "data": series,
+        "layout": {
+            "barmode": "group",
+            "xaxis": {"title": {"text": "tensor-parallel degree (GPUs per copy)"}, "type": "category"},
+            "yaxis": {"title": {"text": "users at the context limit"}, "rangemode": "tozero", "gridcolor": "#e7e5e4"},
+            "yaxis2": {"title": {"text": "decode step (ms, lines)"}, "overlaying": "y", "side": "right",
+                       "rangemode": "tozero", "showgrid": False},
+            "legend": {"orientation": "h", "y": 1.24, "x": 0},
+            "margin": {"l": 64, "r": 64, "t": 80, "b": 56},
+            **PAGE_STYLE,
+            "height": 440,
+        },
+        "subject": "parallel.model.name",  # the model split, which the reference stack keeps beside its own
+        "table": {"columns": ["tp", "users per copy", "users per node", "step, one sequence (ms)",
+                              "step, every user admitted (ms)", "communicating, one sequence"],
+                  "rows": data["rows"]},
+    }
+
+
 USERS_STYLES = [
     {"line": {"color": "#0f766e", "width": 2, "dash": "dot"}, "mode": "lines"},
     {"line": {"color": "#0f766e", "width": 3}, "mode": "lines+markers", "marker": {"size": 6}},
@@ -420,9 +488,82 @@ def speculative_batch(namespace: Mapping[str, Any]) -> dict[str, Any]:
     }
 
 
+LATENCY_STYLES = [
+    {"line": {"color": "#b45309", "width": 3}, "mode": "lines+markers", "marker": {"size": 7},
+     "hovertemplate": "%{x:.2f} req/s: %{y:,.0f} ms<extra>p95 TTFT</extra>"},
+    {"line": {"color": "#0f766e", "width": 3}, "mode": "lines+markers", "marker": {"size": 7, "symbol": "diamond"},
+     "hovertemplate": "%{x:.2f} req/s: %{y:,.1f} ms<extra>p95 ITL</extra>"},
+    {"line": {"color": "#b45309", "width": 2, "dash": "dash"}, "mode": "lines", "hoverinfo": "skip"},
+    {"line": {"color": "#0f766e", "width": 2, "dash": "dash"}, "mode": "lines", "hoverinfo": "skip"},
+    {"line": {"color": "#a8a29e", "width": 2}, "mode": "lines+markers", "marker": {"size": 5}, "yaxis": "y2",
+     "hovertemplate": "%{x:.2f} req/s: %{y:,.0f} tok/s<extra>throughput</extra>"},
+    {"line": {"color": "#7c3aed", "width": 3}, "mode": "lines+markers", "marker": {"size": 7, "symbol": "square"},
+     "yaxis": "y2", "hovertemplate": "%{x:.2f} req/s: %{y:,.0f} tok/s<extra>goodput</extra>"},
+]
+
+
+def latency_vs_rate(namespace: Mapping[str, Any]) -> dict[str, Any]:
+    """p95 TTFT and ITL against request rate on a log scale with their SLOs dashed (left), and
+    throughput and goodput in tokens per second (right), all from the simulated stream."""
+    data = latency_vs_rate_data(namespace)
+    series = [{**curve, **style, "type": "scatter"} for curve, style in zip(data["curves"], LATENCY_STYLES, strict=True)]
+    return {
+        "data": series,
+        "layout": {
+            "xaxis": {"title": {"text": "request rate, one replica (req/s)"}, "gridcolor": "#e7e5e4", "rangemode": "tozero"},
+            "yaxis": {"title": {"text": "p95 latency (ms, log); SLOs dashed"}, "type": "log", "gridcolor": "#e7e5e4"},
+            "yaxis2": {"title": {"text": "tokens per second (violet: goodput)"}, "overlaying": "y", "side": "right",
+                       "tickformat": ",.0f", "nticks": 6,
+                       "rangemode": "tozero", "showgrid": False},
+            "legend": {"orientation": "h", "y": -0.25, "x": 0},
+            "margin": {"l": 64, "r": 64, "t": 16, "b": 120},
+            **PAGE_STYLE,
+            "height": 460,
+        },
+        "table": {"columns": ["req/s", "p95 TTFT (ms)", "p95 ITL (ms)", "throughput (tok/s)", "goodput (tok/s)",
+                              "met both SLOs", "preemptions"],
+                  "rows": data["rows"]},
+    }
+
+
+def start_load(namespace: Mapping[str, Any]) -> dict[str, Any]:
+    """Card load by phase (stacked bars), the whole GPUs it rounds up to, and $ per M tokens (right axis), by request rate."""
+    data = start_load_data(namespace)
+    prefill, decode, gpus, dollars = data["curves"]
+    series = [
+        {**prefill, "type": "bar", "marker": {"color": "#0f766e"},
+         "hovertemplate": "%{x}: %{y:.2f} cards<extra>prefill</extra>"},
+        {**decode, "type": "bar", "marker": {"color": "#7c3aed"},
+         "hovertemplate": "%{x}: %{y:.2f} cards<extra>decode</extra>"},
+        {**gpus, "type": "scatter", "mode": "markers", "marker": {"color": "#1c1917", "size": 12, "symbol": "line-ew-open",
+                                                                                    "line": {"width": 3}},
+         "hovertemplate": "%{x}: %{y} GPUs<extra>whole GPUs</extra>"},
+        {**dollars, "type": "scatter", "mode": "lines+markers", "yaxis": "y2",
+         "line": {"color": "#b45309", "width": 3}, "marker": {"size": 8, "symbol": "diamond"},
+         "hovertemplate": "%{x}: $%{y:.3f} per M tokens<extra>unit cost</extra>"},
+    ]
+    return {
+        "data": series,
+        "layout": {
+            "barmode": "stack",
+            "xaxis": {"title": {"text": "requests per second"}, "type": "category"},
+            "yaxis": {"title": {"text": "cards"}, "type": "linear", "rangemode": "tozero", "gridcolor": "#e7e5e4"},
+            "yaxis2": {"title": {"text": "$ per M generated tokens (amber)"}, "type": "linear", "overlaying": "y",
+                       "side": "right", "rangemode": "tozero", "tickprefix": "$", "tickformat": ".2f", "showgrid": False},
+            "legend": {"orientation": "h", "y": 1.16, "x": 0},
+            "margin": {"l": 64, "r": 72, "t": 56, "b": 56},
+            **PAGE_STYLE,
+            "height": 420,
+        },
+        "table": {"columns": ["requests/s", "prefill cards", "decode cards", "whole GPUs", "$ per M tokens"],
+                  "rows": data["rows"]},
+    }
+
+
 CHARTS: dict[str, Callable[[Mapping[str, Any]], dict[str, Any]]] = {
     "precision-grid": precision_grid,
     "swap-vs-recompute": swap_vs_recompute,
+    "gpus-vs-rate": gpus_vs_rate,
     "attention-dial": attention_dial,
     "rope-wavelengths": rope_wavelengths,
     "cache-share": cache_share,
@@ -431,10 +572,13 @@ CHARTS: dict[str, Callable[[Mapping[str, Any]], dict[str, Any]]] = {
     "roofline": roofline,
     "vocabulary-share": vocabulary_share,
     "anatomy-shares": anatomy_shares,
+    "tp-scaling": tp_scaling,
     "users-vs-utilisation": users_vs_utilisation,
     "sampling-filters": sampling_filters,
     "speculative-speedup": speculative_speedup,
     "speculative-batch": speculative_batch,
+    "latency-vs-rate": latency_vs_rate,
+    "start-load": start_load,
 }
 
 

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 from html import escape
+from pathlib import Path
 from typing import Any, Callable, Mapping, Sequence
 
 from markdown_it import MarkdownIt
@@ -59,8 +60,20 @@ CHECKS: dict[str, Callable[[str, Mapping[str, Any]], Any]] = {
     "chart": charts.build,
     "calculator": lambda args, ns: _calculator(args, ns),
     "tokenizer": lambda args, ns: _tokenizer(args),
+    "note": lambda args, ns: _note(args),
     "register": _no_args_list,
 }
+
+NOTES = Path(__file__).resolve().parent.parent / "templates" / "components" / "notes"
+
+
+def _note(args: str) -> dict[str, str]:
+    """A printable note: its body is a template in templates/components/notes/, drawn from references."""
+    name = args.strip()
+    known = sorted(p.name.removesuffix(".html.j2") for p in NOTES.glob("*.html.j2"))
+    if name not in known:
+        raise ValueError(f"no note named '{name}' (known: {', '.join(known) or 'none'})")
+    return {"name": name}
 
 
 def _tokenizer(args: str) -> dict[str, Any]:
@@ -78,7 +91,7 @@ def _calculator(args: str, namespace: Mapping[str, Any]) -> dict[str, Any]:
     declared = CALCULATORS[name]
     return {"name": name, "label": declared.label, "fields": declared.fields, "defaults": declared.defaults,
             "takes_config": declared.takes_config, "results": declared.results, "longest_config": LARGEST_CONFIG,
-            "ladder": namespace["ladder"], "inputs": declared.summary(declared.defaults, namespace["stack"])}
+            "ladder": namespace["ladder"], "inputs": declared.summary(declared.defaults, declared.stack(declared.defaults)[0])}
 
 
 def _attr_tag(tag_html: str, css: str) -> str:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from typing import Any, Mapping
+from typing import Any, Iterable, Mapping
 
 from markdown_it.token import Token
 
@@ -12,7 +12,7 @@ from calc.calculator import Calculator
 from calc.calculators import CALCULATORS
 from calc.cards import CARDS
 from calc.models import CATALOGUE
-from calc.present import BadFilter, UnknownFact, figure, leaves
+from calc.present import BadFilter, UnknownFact, figure
 from calc.units import Result
 
 from .components import CHECKS, CONTAINERS, DIRECTIVES
@@ -30,9 +30,9 @@ class DerivedNumber:
     scaled: float
 
 
-def compute(page: Page, namespace: Mapping[str, Any], pictures: set[str]) -> None:
-    """Resolve references and component arguments in place; raise ContentError on the first fault."""
-    derived = derived_numbers(namespace)
+def compute(page: Page, namespace: Mapping[str, Any], pictures: set[str], derived: list[DerivedNumber]) -> None:
+    """Resolve references and component arguments in place; raise ContentError on the first fault.
+    `derived`: every number calc can print (derived_numbers), made once per build."""
     names = _name_pattern()
     for children, line in page.inline_runs():
         for token in children:
@@ -144,10 +144,10 @@ def _explain(err: Exception) -> str:
     return str(err)
 
 
-def derived_numbers(namespace: Mapping[str, Any]) -> list[DerivedNumber]:
-    """Every number calc can print for this namespace, in the unit it is printed in."""
+def derived_numbers(facts: Iterable[tuple[str, Any]]) -> list[DerivedNumber]:
+    """Every number calc can print (the namespace's leaves), in the unit it is printed in."""
     found = []
-    for path, value in leaves(namespace):
+    for path, value in facts:
         scaled = value.value / value.unit.scale if isinstance(value, Result) else float(value)
         found.append(DerivedNumber(path, scaled))
     return found

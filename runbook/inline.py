@@ -31,6 +31,10 @@ EXTERNAL = re.compile(
 )
 
 
+SCRIPT_OPEN = re.compile(r"<script\b[^>]*>", re.IGNORECASE)
+SCRIPT_CLOSE = re.compile(r"</script>", re.IGNORECASE)
+
+
 class NotSelfContained(Exception):
     pass
 
@@ -73,5 +77,15 @@ def check_self_contained(html: str) -> None:
 
 
 def _markup_only(html: str) -> str:
-    """The page without the text of inline scripts: library code mentions URLs it never loads."""
-    return re.sub(r"(<script\b[^>]*>).*?(</script>)", r"\1\2", html, flags=re.DOTALL | re.IGNORECASE)
+    """The page without the text of inline scripts: library code mentions URLs it never loads.
+    (A scan from tag to tag, not one regular expression over the page: pages carry megabytes of
+    script.)"""
+    kept, at = [], 0
+    while opening := SCRIPT_OPEN.search(html, at):
+        closing = SCRIPT_CLOSE.search(html, opening.end())
+        if closing is None:
+            break
+        kept.append(html[at:opening.end()])
+        at = closing.start()
+    kept.append(html[at:])
+    return "".join(kept)

@@ -16,7 +16,7 @@ import re
 from dataclasses import dataclass
 from typing import Any, Iterable, Mapping
 
-from calc.present import leaves, show
+from calc.present import show
 from calc.units import Result
 
 from .pages import Page
@@ -31,8 +31,8 @@ GIVEN = ("stack.", "model.", "card.")  # the reference stack: its config, its da
 class Provenance:
     """Every fact of a namespace, and which facts each result's arithmetic uses."""
 
-    def __init__(self, namespace: Mapping[str, Any]):
-        self.facts: dict[str, Any] = dict(leaves(namespace))
+    def __init__(self, facts: Iterable[tuple[str, Any]]):
+        self.facts: dict[str, Any] = dict(facts)
         self.printed: dict[str, list[str]] = {}
         for path, value in self.facts.items():
             for text in _printings(value):

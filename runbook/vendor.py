@@ -81,6 +81,7 @@ def cached(label: str, recipe: list[bytes], produce) -> bytes:
     return data
 
 
+@lru_cache(maxsize=64)  # every page packs the same runtime: hash and look it up once per build
 def packed(data: bytes, label: str) -> str:
     """Zstandard (level 19) then base85 (safe digits), cached by content; the page's unpack.js
     undoes both, the Zstandard with the pinned fzstd. Against gzip -9 this carries Pyodide's

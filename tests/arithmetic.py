@@ -27,7 +27,7 @@ _TOKEN = re.compile(
     r"\s*(?:(?P<number>\d[\d,]*(?:\.\d+)?)(?P<attached>[×%])?"
     r"|(?P<op>[×÷+−()⌈⌉⌊⌋,^])"
     r"|(?P<pi>π)"
-    r"|(?P<word>[A-Za-zµ/]+))")
+    r"|(?P<word>[A-Za-zµ/$]+))")
 
 
 class NotArithmetic(ValueError):

@@ -318,7 +318,7 @@ def test_the_register_is_every_documents_corrections_gathered(content_copy, tmp_
     outputs = build.build(content_copy, tmp_path / "site")
     written = sorted(content_copy.glob("[0-9][0-9]-*.md"))
     claims = [(path.name[:2], line.split("correction", 1)[1].strip()) for path in written if path.name != "00-start.md"
-              for line in path.read_text().splitlines() if re.match(r":::\s+correction\s", line)]
+              for line in path.read_text().splitlines() if re.match(r":{3,}\s+correction\s", line)]
     start = outputs["00-start.html"].decode()
     entries = re.findall(r'<p class="register-source"><a href="(\d\d)-[a-z-]+\.html#([a-z0-9-]+)">Document (\d\d) · [^<]+'
                          r'</a></p>\s*<article class="card correction"><p class="eyebrow">Was</p><h[2-6] class="component-title">(.*?)</h[2-6]>', start)

@@ -8,6 +8,7 @@ import pytest
 from playwright.sync_api import expect
 
 from calc.calculators import CAPACITY
+from calc.cards import CARDS
 from calc.models import LLAMA_3_1_70B_CONFIG
 
 DEFAULTS = CAPACITY.defaults
@@ -87,7 +88,9 @@ def test_h200_and_fp8_rederive_every_rung(calc_page):
         assert page.locator(f"figure.bars [data-ref='{path}']").text_content() == expected[path][0]
     assert bars.count() > 0
     assert shown(page, "ladder.users_worst") != "53"
-    assert shown(page, "ladder.capacity") == "140.40 GiB"
+    h200, h100 = CARDS["h200-sxm"], CARDS["h100-sxm"]
+    driver = h100.reported_mib * 2 ** 20 - h100.cuda_gib * 2 ** 30  # what the driver kept on the H100 SXM
+    assert shown(page, "ladder.capacity") == f"{(h200.reported_mib * 2 ** 20 - driver) / 2 ** 30:.2f} GiB"
 
 
 def test_weight_precision_and_context_limit_follow(calc_page):

@@ -180,6 +180,11 @@ def test_valid_inputs_show_arithmetic_that_reproduces_every_figure(calculator, d
         values["prompt"] = str(1 + int(values["prompt"]) % min(limit, conversation))
         values["prefix"] = str(int(values["prefix"]) % (int(values["prompt"]) + 1))
         values["spread"] = str(int(values["spread"]) % max(min(conversation, limit - conversation + 1), 1))
+    if calculator.name == "parallel":  # a degree that splits the heads within a node, a limit within the model's positions
+        from calc.fields import PARALLEL_MODELS
+        values["tensor"] = str((1, 2, 4, 8)[int(values["tensor"]) % 4])
+        longest = PARALLEL_MODELS[values["model"]].max_position_embeddings
+        values["context_limit"] = str(min(int(values["context_limit"]), longest))
     if calculator.name == "sampling" and float(values["top_p"]) == 0:  # refused with a message; tested in test_decode_loop
         values["top_p"] = "1"
     if calculator.name == "speculative":  # a target its card holds, drafts within its positions; refusals have their own tests
@@ -191,6 +196,36 @@ def test_valid_inputs_show_arithmetic_that_reproduces_every_figure(calculator, d
             values["model"] = "llama-3.1-8b"
             values["card"] = "h100-sxm"
         values["held"] = str(min(int(values["held"]), CATALOGUE["llama-3.1-8b"].max_position_embeddings - 16))
+    if calculator.name == "planning":  # a model its card holds, ordered percentiles, promises one card can keep; refusals have their own tests
+        from calc import kvcache
+        from calc.fields import CARD, MODEL, UTILISATION, WEIGHTS
+        from calc.stack import REFERENCE
+        stack = WEIGHTS.apply(CARD.apply(MODEL.apply(REFERENCE, values["model"]), values["card"]), values["weights"])
+        if not kvcache.ladder(UTILISATION.apply(stack, float(values["utilisation"]))).weights_fit:
+            values["model"], values["utilisation"] = "llama-3.2-1b", "0.9"
+        values["prompt_p50"] = str(1 + int(values["prompt_p50"]) % 8_000)
+        values["prompt_p95"] = str(int(values["prompt_p50"]) + int(values["prompt_p95"]) % 8_000)
+        values["output_p50"] = str(1 + int(values["output_p50"]) % 2_000)
+        values["ttft"], values["itl"] = "600000", str(max(float(values["itl"]), 500))
+    if calculator.name == "production":  # ordered percentiles, a request within the limit, a promise an idle card keeps
+        from calc.calculators import promise_can_be_kept
+        values["prompt_p50"] = str(1 + int(values["prompt_p50"]) % 6_000)
+        values["output_p50"] = str(1 + int(values["output_p50"]) % 2_000)
+        values["prompt_p95"] = str(max(int(values["prompt_p95"]), int(values["prompt_p50"])))
+        values["output_p95"] = str(max(int(values["output_p95"]), int(values["output_p50"])))
+        parsed = {f.name: f.parse(values[f.name]) for f in calculator.fields}
+        if promise_can_be_kept(parsed):
+            values.update(model="llama-3.1-8b", card="h100-sxm", weights="bf16", ttft="60000", itl="1000")
+    if calculator.name == "start":  # a request within its limit that its card can hold; refusals have their own tests
+        from calc import journey
+        from calc.calculators import START_FIELDS, stack_of
+        cap = max(min(int(values["context_limit"]), 8_000), 2)
+        values["context_limit"] = str(max(int(values["context_limit"]), 2))
+        values["prompt"] = str(1 + int(values["prompt"]) % (cap - 1))
+        values["output"] = str(1 + int(values["output"]) % (cap - int(values["prompt"])))
+        parsed = {f.name: f.parse(values[f.name]) for f in START_FIELDS}
+        if journey.fits(stack_of(parsed, START_FIELDS), parsed["prompt"], parsed["output"]):
+            values["model"] = "llama-3.1-8b"
     if "held" in values and "model" in values:  # no sequence holds more than the chosen model's positions
         values["held"] = str(min(int(values["held"]), CATALOGUE[values["model"]].max_position_embeddings))
     answer = ask(calculator, values)

@@ -79,11 +79,28 @@ def test_a_launch_lines_ladder_by_hand(line, config, tp, kv_bytes, limit):
 
 def test_a_cache_set_in_bytes_replaces_the_utilisation():
     line = "vllm serve meta-llama/Llama-3.1-8B-Instruct --max-model-len 8192 --kv-cache-memory-bytes 20G"
-    one = launch.shard(launch.read(line, H100))
+    stack = launch.read(line + " --gpu-memory-utilization 0.3", H100)
+    one = launch.shard(stack)
     c = LLAMA_3_1_8B_CONFIG
     per_token = 2 * c["num_hidden_layers"] * c["num_key_value_heads"] * (c["hidden_size"] // c["num_attention_heads"]) * 2
     assert one.kv_budget.value == 20 * GiB
     assert one.token_capacity.value == int(20 * GiB // (BLOCK * per_token)) * BLOCK
+    # the pool shown is what the engine holds, so pool − weights − reserve = budget adds up on the page
+    assert one.pool.value == pytest.approx(parameters(c) * 2 + RESERVE + 20 * GiB)
+    assert "--gpu-memory-utilization: ignored" in stack.serving.notes
+    assert launch.shard(launch.read(line, H100)).users_paged == one.users_paged   # the utilisation moves nothing
+
+
+def test_a_cache_in_bytes_must_fit_what_cuda_offers():
+    # the fit is checked against the total the engine multiplies (CUDA's), not nvidia-smi's larger one
+    card = H100.card
+    c = LLAMA_3_1_8B_CONFIG
+    room = card.engine_capacity.value - parameters(c) * 2 - RESERVE
+    assert room < card.reported_capacity.value - parameters(c) * 2 - RESERVE
+    line = "vllm serve meta-llama/Llama-3.1-8B-Instruct --max-model-len 8192 --kv-cache-memory-bytes "
+    launch.read(line + str(int(room) - 1), H100)
+    with pytest.raises(launch.LaunchError, match="offers the engine"):
+        launch.read(line + str(int(room) + 2 ** 20), H100)
 
 
 def test_max_num_seqs_binds_only_below_memory():
@@ -94,11 +111,12 @@ def test_max_num_seqs_binds_only_below_memory():
     assert free.admitted_paged.value == free.users_paged.value < 1024
 
 
-@pytest.mark.parametrize("card, seqs, chunk", [("h100-sxm", 1024, 8192), ("h200-sxm", 1024, 8192),
-                                               ("mi300x", 1024, 8192), ("a100-80", 256, 2048),
+@pytest.mark.parametrize("card, seqs, chunk", [("h100-sxm", 1024, 16384), ("h200-sxm", 1024, 16384),
+                                               ("mi300x", 1024, 16384), ("a100-80", 256, 2048),
                                                ("l40s", 256, 2048), ("l4", 256, 2048)])
 def test_vllms_defaults_follow_the_card(card, seqs, chunk):
-    # arg_utils.get_batch_defaults: 70 GiB or more and not an A100 gets the larger defaults
+    # arg_utils.py: a CUDA total of 70 GiB or more, not an A100, gets the larger defaults (16,384 since PR #51726)
+    assert CARDS[card].engine_capacity.value >= 70 * GiB if seqs == 1024 else True
     assert (launch.default_max_num_seqs(CARDS[card]), launch.default_max_num_batched_tokens(CARDS[card])) == (seqs, chunk)
 
 
@@ -106,17 +124,38 @@ def test_flags_are_read_the_way_vllm_reads_them():
     base = "vllm serve meta-llama/Llama-3.1-8B-Instruct"
     assert launch.read(f"{base} --max-model-len 8k", REFERENCE).context_limit == 8000
     assert launch.read(f"{base} --max-model-len 8K", REFERENCE).context_limit == 8192
-    assert launch.read(f"{base} --max-model-len auto", REFERENCE).context_limit == REFERENCE.model.max_position_embeddings
+    assert launch.read(f"{base} --max-model-len auto", H100).context_limit == REFERENCE.model.max_position_embeddings
+    assert launch.read(f"{base} --max_model_len 2048", REFERENCE).context_limit == 2048     # argparse's _ → -
     assert launch.read(f"{base} --max-model-len=2048", REFERENCE).context_limit == 2048
     assert launch.read(f"{base} --gpu-memory-utilization 0.8 --gpu-memory-utilization 0.7",
                        REFERENCE).gpu_memory_utilization == 0.7
     assert launch.read(base, REFERENCE).gpu_memory_utilization == 0.92            # CacheConfig's default
-    assert launch.read(f"{base} --quantization awq", REFERENCE).weight_precision.name == "int4"
+    assert launch.read(f"{base} --quantization fp8", REFERENCE).weight_precision.name == "fp8"
     assert launch.read(f"{base} --kv-cache-dtype fp8_e5m2", REFERENCE).kv_precision.name == "fp8"
     assert launch.read("vllm serve 'meta-llama/Llama-3.1-8B-Instruct' \\\n --block-size 32", REFERENCE).block_size == 32
     assert launch.read("vllm serve neuralmagic/Meta-Llama-3.1-8B-Instruct-FP8", REFERENCE).weight_precision.name == "fp8"
     noted = launch.read(f"{base} --port 8000 --enforce-eager --max-loras 4 --max-model-len 8192", REFERENCE).serving.notes
     assert "--port" in noted and "--enforce-eager" in noted and "without --enable-lora" in noted
+    replicated = launch.read(f"{base} -dp 2 --max-model-len 8192", REFERENCE)
+    assert "users multiply by it" in replicated.serving.notes and replicated.context_limit == 8192
+    several = launch.read(f"{base} --lora-modules a=/x b=/y --served-model-name a b --max-model-len 8192", REFERENCE)
+    assert "--lora-modules" in several.serving.notes and several.context_limit == 8192
+    assert launch.read(f"CUDA_VISIBLE_DEVICES=0 VLLM_LOGGING_LEVEL=INFO {base} # the reference\n", REFERENCE).model \
+        == REFERENCE.model
+
+
+def test_auto_length_is_the_longest_one_sequence_the_cache_holds():
+    # on an L4 the 8B's full 131,072 positions do not fit; auto takes the token capacity instead, by hand
+    l4 = replace(REFERENCE, card=CARDS["l4"])
+    c = LLAMA_3_1_8B_CONFIG
+    pool = CARDS["l4"].engine_capacity.value * 0.92
+    expected = by_hand(c, pool, 1, 2, BLOCK)["capacity"]
+    assert expected < c["max_position_embeddings"]
+    for word in ("auto", "AUTO", "-1"):
+        stack = launch.read(f"vllm serve meta-llama/Llama-3.1-8B-Instruct --max-model-len {word}", l4)
+        assert stack.context_limit == expected and "longest length" in stack.serving.notes
+    with pytest.raises(launch.LaunchError, match="auto picks the longest"):
+        launch.read(f"vllm serve meta-llama/Llama-3.1-8B-Instruct --max-model-len {c['max_position_embeddings']}", l4)
 
 
 @pytest.mark.parametrize("line", [
@@ -149,6 +188,22 @@ def test_a_backslash_before_a_line_break_joins_the_lines_as_a_shell_does():
     ("vllm serve meta-llama/Llama-3.1-8B-Instruct --enforce-eager=true", "is a switch"),
     ("vllm serve meta-llama/Llama-3.1-8B-Instruct --max-model-len 8192 extra", "stands alone"),
     ("vllm serve meta-llama/Llama-3.1-8B-Instruct --max-num-seqs 512 --max-num-batched-tokens 256", "at least --max-num-seqs"),
+    ("vllm serve meta-llama/Llama-3.1-8B-Instruct --max-num-batched-tokens 64", "vLLM's default on H100 SXM 80 GB, (1,024)"),
+    ("vllm serve meta-llama/Llama-3.1-8B-Instruct --quantization awq", "already quantised to awq"),
+    ("vllm serve meta-llama/Llama-3.1-8B-Instruct -q gptq_marlin", "Only fp8 quantises a 16-bit checkpoint"),
+    ("vllm serve meta-llama/Llama-3.1-8B-Instruct --cpu-offload-gb abc", "takes a number such as 4, not “abc”"),
+    ("vllm serve meta-llama/Llama-3.1-8B-Instruct --cpu-offload-gb 1,5", "takes a number such as 4"),
+    ("vllm serve meta-llama/Llama-3.1-8B-Instruct --gpu-memory-utilization 0_9", "takes a number such as 0.9"),
+    ("vllm serve meta-llama/Llama-3.1-8B-Instruct --block-size 7", "vLLM accepts 1, 8, 16, 32, 64, 128, 256"),
+    ("vllm serve meta-llama/Llama-3.1-8B-Instruct --block-size 1024", "vLLM accepts 1, 8, 16"),
+    ("vllm serve meta-llama/Llama-3.1-8B-Instruct --max-num-seqs 9999999999999999", "beyond any count vLLM takes"),
+    ("vllm serve meta-llama/Llama-3.1-8B-Instruct \\  \n--port 1", "followed by spaces before the line break"),
+    ("vllm serve meta-llama/Llama-3.1-8B-Instruct \u2013max-model-len 8192", "a dash, not two hyphens"),
+    ("vllm serve meta-llama/Llama-3.1-8B-Instruct --enable-lora --max-loras 1024 --max-lora-rank 512 -tp 8",
+     "Lower --max-loras or --max-lora-rank"),
+    ("vllm serve meta-llama/Llama-3.1-70B-Instruct -tp 2 --gpu-memory-utilization 0.5",
+     "Raise --gpu-memory-utilization (now 0.5)"),
+    ("vllm serve meta-llama/Llama-3.1-8B-Instruct --kv-cache-memory-bytes 8G", "Raise --kv-cache-memory-bytes"),
     ("vllm serve meta-llama/Llama-3.1-8B-Instruct --max-lora-rank 24 --enable-lora", "vLLM accepts 1, 8, 16"),
     ("vllm serve mistralai/Mixtral-8x7B-Instruct-v0.1 -tp 2 --enable-lora", "dense models"),
     ("vllm serve meta-llama/Llama-3.1-405B-Instruct", "leave no cache"),
@@ -163,7 +218,7 @@ def test_a_backslash_before_a_line_break_joins_the_lines_as_a_shell_does():
     ("vllm serve neuralmagic/Meta-Llama-3.1-8B-Instruct-FP8 --quantization awq", "contradicts the checkpoint"),
     ("vllm serve meta-llama/Llama-3.1-8B-Instruct --enable-lora --lora-target-modules q_proj v_proj",
      "cannot honour a narrower list"),
-    ("vllm serve meta-llama/Llama-3.1-8B-Instruct --kv-cache-memory-bytes 100G", "more than H100 SXM 80 GB holds"),
+    ("vllm serve meta-llama/Llama-3.1-8B-Instruct --kv-cache-memory-bytes 100G", "H100 SXM 80 GB offers the engine"),
     ("vllm serve meta-llama/Llama-3.1-8B-Instruct -tp 2 --enable-lora --fully-sharded-loras", "cannot honour it"),
 ])
 def test_what_cannot_be_read_is_refused_by_name(line, message):
@@ -191,9 +246,12 @@ def test_an_adapters_bytes_by_hand():
     assert section["per_layer"].value == per_layer
     assert section["adapter"].value == layers * per_layer * 2 == 80 * MiB
     assert section["adapter_qv"].value == layers * 16 * ((h + h) + (h + kv)) * 2
-    assert section["reserved"].value == 8 * layers * per_layer * 2
+    # the embedding (A vocab × rank, B hidden × rank) and the LM head (A rank × hidden, B vocab × rank)
+    vocab = 16 * c["vocab_size"] + 16 * h + 16 * h + 16 * c["vocab_size"]
+    assert section["slot"].value == (layers * per_layer + vocab) * 2
+    assert section["reserved"].value == 8 * (layers * per_layer + vocab) * 2 == 80 * MiB * 8 + 67_764_224
     per_token = 2 * layers * c["num_key_value_heads"] * (h // c["num_attention_heads"]) * 2
-    assert section["tokens"].value == 8 * layers * per_layer * 2 / per_token == 5120
+    assert section["tokens"].value == 8 * (layers * per_layer + vocab) * 2 / per_token
 
 
 def test_lora_slots_split_as_vllm_splits_them():
@@ -210,7 +268,8 @@ def test_lora_slots_split_as_vllm_splits_them():
     line = ("vllm serve meta-llama/Llama-3.1-8B-Instruct -tp 2 --max-model-len 8192 --gpu-memory-utilization 0.9 "
             "--enable-lora --max-loras 4 --max-lora-rank 64")
     one = launch.shard(launch.read(line, H100))
-    assert one.lora.value == 4 * c["num_hidden_layers"] * expected * 2
+    vocab = 2 * r * (c["vocab_size"] + h)          # the embedding and LM head buffers are whole on every GPU
+    assert one.lora.value == 4 * (c["num_hidden_layers"] * expected + vocab) * 2
     pool = kvcache.ladder(REFERENCE).pool.value
     assert one.kv_budget.value == pytest.approx(pool - parameters(c) * 2 / 2 - RESERVE - one.lora.value)
 
@@ -250,6 +309,41 @@ def test_the_schedules_match_a_step_by_step_simulation(schedule, continuous):
     assert made.mean_wait.value == sum(waits) / len(waits)
 
 
+def test_equal_lengths_still_gain_when_arrivals_are_spread():
+    # eight 4-token requests arriving in pairs at steps 0 to 3: the static batch waits for its latest member
+    pairs = tuple(batching.Request(chr(65 + i), i // 2, 4) for i in range(8))
+    static, continuous = batching.static(pairs, 4), batching.continuous(pairs, 4)
+    assert [list(row) for row in static.grid] == simulate(pairs, 4, False)
+    assert [list(row) for row in continuous.grid] == simulate(pairs, 4, True)
+    assert (static.steps.value, continuous.steps.value) == (12, 9)
+    assert static.utilisation.value == 32 / 48 and continuous.utilisation.value == 32 / 36
+    together = tuple(batching.Request(chr(65 + i), 0, 4) for i in range(8))
+    assert batching.static(together, 4).grid == batching.continuous(together, 4).grid
+
+
+def test_a_fuller_step_takes_longer_so_time_gains_less_than_steps():
+    # the step time is document 05's model (tested there); the busy seats come from the simulation here
+    from calc.timing import decode_step
+    section = facts()["batching"]
+    totals = []
+    for continuous in (False, True):
+        grid = simulate(batching.EXAMPLE, batching.SLOTS, continuous)
+        busy = [sum(1 for row in grid if row[step]) for step in range(len(grid[0]))]
+        totals.append(sum(decode_step(REFERENCE, b, REFERENCE.typical_conversation).time.value for b in busy))
+    assert section["static_time"].value == pytest.approx(totals[0])
+    assert section["continuous_time"].value == pytest.approx(totals[1])
+    assert 1 < section["time_gain"].value < section["speedup"].value
+
+
+def test_replicas_double_the_users_and_a_split_holds_the_weights_once():
+    replicas = facts()["engines"]["replicas"]
+    pool = kvcache.ladder(REFERENCE).pool.value
+    alone = by_hand(LLAMA_3_1_8B_CONFIG, pool, 1, 2, REFERENCE.context_limit)["paged"]
+    split = by_hand(LLAMA_3_1_8B_CONFIG, pool, 2, 2, REFERENCE.context_limit)["paged"]
+    assert replicas["replicas"].value == 2 * alone
+    assert replicas["split"].value == split > 2 * alone
+
+
 def test_continuous_batching_never_does_worse_on_the_example():
     section = facts()["batching"]
     assert section["continuous"].steps.value < section["static"].steps.value
@@ -279,6 +373,9 @@ def test_other_engines_fractions_by_hand():
     trt = 0.9 * (ladder.capacity.value - weights - RESERVE)
     assert others["trt_capacity"].value == int(trt // (BLOCK * per_token)) * BLOCK
     assert others["llama_per_slot"].value == others["llama_total"].value // 4 == REFERENCE.context_limit
+    knobs = launch.KNOBS
+    assert "2048" in knobs["trt_batch"].default and "8192" in knobs["trt_tokens"].default
+    assert "unified" in knobs["llama_slots"].default
 
 
 # ---- In Chromium, over file://, with the network blocked.
@@ -313,6 +410,13 @@ def test_the_calculator_follows_cpython(launch_page, inputs):
     "vllm serve meta-llama/Llama-3.1-8B-Instruct --max-model-len 1000000",
     "vllm serve meta-llama/Llama-3.1-8B-Instruct -tp 3", "vllm serve \"meta-llama/Llama-3.1-8B-Instruct",
     "vllm serve acme/secret-model", "vllm serve meta-llama/Llama-3.1-8B-Instruct\u202e",
+    "vllm serve meta-llama/Llama-3.1-8B-Instruct --quantization awq",
+    "vllm serve meta-llama/Llama-3.1-8B-Instruct --cpu-offload-gb abc",
+    "vllm serve meta-llama/Llama-3.1-8B-Instruct --max-num-batched-tokens 64",
+    "vllm serve meta-llama/Llama-3.1-8B-Instruct --block-size 7",
+    "vllm serve meta-llama/Llama-3.1-8B-Instruct \u2013max-model-len 8192",
+    "vllm serve meta-llama/Llama-3.1-8B-Instruct --max-num-seqs 9999999999999999",
+    "vllm serve meta-llama/Llama-3.1-8B-Instruct " + "x" * 100_000,
 ])
 def test_bad_input_gets_a_message(launch_page, value):
     page = launch_page.page

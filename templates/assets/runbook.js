@@ -162,9 +162,18 @@
   // Charts keep the light colours calc gave them; the dark theme names a stand-in for each colour
   // as the CSS variable --chart-RRGGBB (runbook.css), read when a chart is drawn. Print is light.
   var printing = false;
+  function standIn(hex, style) {
+    return (style && style.getPropertyValue("--chart-" + hex.toLowerCase()).trim()) || null;
+  }
   function themed(value, style) {
-    if (typeof value === "string" && /^#[0-9a-f]{6}$/i.test(value)) {
-      return (style && style.getPropertyValue("--chart-" + value.slice(1).toLowerCase()).trim()) || value;
+    if (typeof value === "string" && /^#[0-9a-f]{6}$/i.test(value)) return standIn(value.slice(1), style) || value;
+    var rgba = typeof value === "string" && /^rgba\((\d+),\s*(\d+),\s*(\d+),\s*([\d.]+)\)$/.exec(value);
+    if (rgba) {
+      var hex = rgba.slice(1, 4).map(function (c) { return ("0" + Number(c).toString(16)).slice(-2); }).join("");
+      var swap = standIn(hex, style);
+      if (!swap || !/^#[0-9a-f]{6}$/i.test(swap)) return value;
+      var rgb = [1, 3, 5].map(function (i) { return parseInt(swap.slice(i, i + 2), 16); });
+      return "rgba(" + rgb.join(",") + "," + rgba[4] + ")";
     }
     if (Array.isArray(value)) return value.map(function (v) { return themed(v, style); });
     if (value && typeof value === "object") {

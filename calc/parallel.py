@@ -1,0 +1,763 @@
+"""Document 11: one model over many GPUs. What each GPU holds when the weights are split by tensor
+parallelism (and the layers by pipeline stages), the cache each GPU keeps per token, the users the
+group admits, and what the split costs in communication: two all-reduces per layer, priced as a
+ring over the card's link, against the time model's step.
+
+What divides and what does not, as vLLM shards a Llama-style model: every block matrix is split
+across the tensor-parallel ranks (columns of q, k, v, gate and up; rows of o and down); the
+embedding and the LM head are split by vocabulary after padding it to a multiple of 64
+(VOCAB_SOURCE); norms are replicated. KV heads are split while there are at least as many as
+ranks, and replicated past that (SPLIT_SOURCE). A latent (MLA) cache has a single head, so every
+rank keeps all of it. Pipeline stages hold whole layers; the busiest stage is the one priced.
+"""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, replace
+from functools import lru_cache
+
+from . import kvcache, operations, timing
+from .anatomy import count_parameters
+from .cards import H200_SXM, L40S, Card
+from .models import DEEPSEEK_V3, LLAMA_3_1_405B, LLAMA_3_1_70B, MIXTRAL_8X7B, Model
+from .precision import BF16, FP8, PRECISIONS, Precision, weight_bytes
+from .stack import Stack
+from .units import (BYTES, COUNT, GB_MOVED, GB_PER_S, GFLOP, GIB_HELD, KIB_HELD, MICROSECONDS, MS, PERCENT, RATIO,
+                    RATIO_FINE, SHARE, TIMES, TOKENS_PER_S, GiB, Result, given, grouped, plain)
+
+NODE_GPUS = 8  # GPUs one server joins by NVLink (HGX H100, H200, B200) or on one PCIe fabric
+DEGREES = (1, 2, 4, 8)
+VOCAB_PADDING = 64
+VOCAB_SOURCE = ("vLLM, vllm/model_executor/layers/vocab_parallel_embedding.py: DEFAULT_VOCAB_PADDING_SIZE = 64; "
+                "VocabParallelEmbedding and ParallelLMHead each hold a slice of the padded vocabulary per "
+                "tensor-parallel rank, https://github.com/vllm-project/vllm")
+SPLIT_SOURCE = ("vLLM: ModelConfig.verify_with_parallel_config refuses a tensor-parallel size that does not divide "
+                "the attention heads; QKVParallelLinear (vllm/model_executor/layers/linear.py) gives each rank "
+                "kv_heads ÷ tp heads when tp < kv_heads and one head replicated tp ÷ kv_heads times otherwise, "
+                "and divide() insists each quotient is whole, https://github.com/vllm-project/vllm")
+# Published measurements the two link assumptions stand for (calc.stack.Parallel), as data.
+RING_EFFECTIVE_GB_PER_S = 370
+RING_SOURCE = ("NCCL's developers: H100 NVLink's line rate is 450 GB/s; after about 20% of protocol overhead a ring "
+               "reaches an effective 370 GB/s, https://github.com/NVIDIA/nccl-tests/issues/212")
+CUSTOM_ALL_REDUCE_US = {2: 9.5, 4: 9.1, 8: 10.1}
+CUSTOM_ALL_REDUCE_SOURCE = ("vLLM's custom all-reduce on H100, a 512-byte message, without CUDA graphs, at tp 2, 4 and 8: "
+                            "https://github.com/sgl-project/sglang/pull/2904")
+ACTIVATIONS = BF16  # what the all-reduces carry: activations stay in 16 bits under fp8 or int4 weights
+
+
+def refusal(model: Model, tensor: int, pipeline: int) -> str:
+    """Why this split cannot run, in a sentence, or "" when it can."""
+    if tensor > NODE_GPUS:
+        return (f"tensor parallelism beyond one node's {NODE_GPUS} GPUs would all-reduce over the network twice a "
+                f"layer; keep it within the node and add pipeline stages instead")
+    if model.num_attention_heads % tensor:
+        return (f"{tensor} does not divide {model.name}'s {model.num_attention_heads} attention heads: each rank "
+                f"must hold whole heads")
+    if not model.is_latent and model.num_key_value_heads % tensor and tensor % model.num_key_value_heads:
+        return (f"{tensor} neither divides nor is a multiple of {model.name}'s {model.num_key_value_heads} KV heads: "
+                f"each rank must hold whole KV heads, or each head the same number of times")
+    if pipeline > model.num_hidden_layers:
+        return f"{model.name} has {model.num_hidden_layers} layers: a stage must hold at least one"
+    return ""
+
+
+def stage_layers(model: Model, pipeline: int) -> int:
+    """Layers on the busiest stage: an uneven split leaves one stage a layer heavier."""
+    return -(-model.num_hidden_layers // pipeline)
+
+
+def kv_heads_per_rank(model: Model, tensor: int) -> int:
+    if model.is_latent:
+        return 1
+    return max(1, model.num_key_value_heads // tensor)
+
+
+def kv_copies(model: Model, tensor: int) -> Result:
+    """How many ranks hold each KV head: 1 while they are split, more once they are replicated."""
+    if model.is_latent:
+        return Result(tensor, COUNT, formula="every rank: a latent cache has one head",
+                      worked=f"a latent cache has one head, so all {tensor} ranks hold it")
+    kv = model.num_key_value_heads
+    if tensor < kv:
+        return Result(1, COUNT, formula="1 while tp < kv_heads",
+                      worked=f"{tensor} GPUs split {kv} KV heads: each head is held once")
+    copies = tensor // kv
+    return Result(copies, COUNT, formula="tp ÷ kv_heads once tp ≥ kv_heads", worked=f"{tensor} ÷ {kv} = {copies}")
+
+
+def _stage(model: Model, pipeline: int) -> str:
+    """The pipeline factor in a worked line, or nothing at one stage."""
+    return f" × {stage_layers(model, pipeline)} ÷ {model.num_hidden_layers}" if pipeline > 1 else ""
+
+
+def matrices_per_gpu(model: Model, tensor: int, pipeline: int) -> Result:
+    """Block-matrix parameters one GPU holds: its stage's share of the layers, split by tensor
+    parallelism, with the K and V projections copied where KV heads are replicated."""
+    count = count_parameters(model)
+    block = count.block_matrices
+    share = stage_layers(model, pipeline) / model.num_hidden_layers
+    kv = model.num_key_value_heads
+    if model.is_latent or tensor <= kv:
+        value = block * share / tensor
+        return Result(value, COUNT, formula="block matrices × stage share ÷ tp",
+                      worked=f"{grouped(block)}{_stage(model, pipeline)} ÷ {tensor} = {grouped(value)}")
+    projections = model.num_hidden_layers * 2 * model.hidden_size * kv * model.head_dim
+    value = ((block - projections) / tensor + projections / kv) * share
+    return Result(value, COUNT, formula="(block matrices but K and V ÷ tp + K and V ÷ kv_heads) × stage share",
+                  worked=(f"({grouped(block - projections)} ÷ {tensor} + {grouped(projections)} ÷ {kv})"
+                          f"{_stage(model, pipeline)} = {grouped(value)}"))
+
+
+def tables_per_gpu(model: Model, tensor: int, pipeline: int) -> Result:
+    """Embedding and LM head parameters one GPU holds: a vocabulary slice of each table on its stage."""
+    padded = -(-model.vocab_size // VOCAB_PADDING) * VOCAB_PADDING
+    rows = -(-padded // tensor)
+    tables = 2 if pipeline == 1 and not model.tie_word_embeddings else 1
+    value = tables * rows * model.hidden_size
+    return Result(value, COUNT, formula="tables on the stage × ⌈padded vocabulary ÷ tp⌉ × hidden",
+                  worked=f"{tables} × ⌈{grouped(padded)} ÷ {tensor}⌉ × {grouped(model.hidden_size)} = {grouped(value)}")
+
+
+def norms_per_gpu(model: Model, pipeline: int) -> Result:
+    count = count_parameters(model)
+    layers = stage_layers(model, pipeline)
+    value = layers * count.norms_per_layer + count.final_norm
+    return Result(value, COUNT, formula="layers on the stage × norms per layer + final norm (replicated)",
+                  worked=f"{layers} × {grouped(count.norms_per_layer)} + {grouped(count.final_norm)} = {grouped(value)}")
+
+
+def weights_per_gpu(model: Model, precision: Precision, tensor: int, pipeline: int) -> Result:
+    """Bytes of weights one GPU holds. Quantisation converts the block matrices only; tables and
+    norms stay in bf16, as calc.precision.weight_bytes counts them."""
+    matrices = matrices_per_gpu(model, tensor, pipeline)
+    tables, norms = tables_per_gpu(model, tensor, pipeline), norms_per_gpu(model, pipeline)
+    width = precision.bytes if precision.quantised else BF16.bytes
+    value = matrices.value * width + (tables.value + norms.value) * BF16.bytes
+    return Result(value, GIB_HELD, formula="matrices × bytes per weight + (tables + norms) × 2 B",
+                  worked=(f"{grouped(matrices.value)} × {plain(width)} B + ({grouped(tables.value)} + "
+                          f"{grouped(norms.value)}) × 2 B = {grouped(value)} B = {GIB_HELD.show(value)}"))
+
+
+def cache_per_token(model: Model, kv: Precision, tensor: int, pipeline: int) -> Result:
+    """Cache bytes one GPU keeps for each token: its stage's layers, its share of the KV heads."""
+    layers = stage_layers(model, pipeline)
+    if model.is_latent:
+        width = model.kv_lora_rank + model.qk_rope_head_dim
+        value = layers * width * kv.bytes
+        return Result(value, KIB_HELD, formula="stage layers × (kv_lora_rank + qk_rope_head_dim) × bytes, on every rank",
+                      worked=(f"{layers} × ({grouped(model.kv_lora_rank)} + {model.qk_rope_head_dim}) × {plain(kv.bytes)} "
+                              f"= {grouped(value)} B = {KIB_HELD.show(value)}"))
+    heads = kv_heads_per_rank(model, tensor)
+    value = 2 * layers * heads * model.head_dim * kv.bytes
+    return Result(value, KIB_HELD, formula="2 × stage layers × KV heads per rank × head_dim × bytes",
+                  worked=(f"2 × {layers} × {heads} × {model.head_dim} × {plain(kv.bytes)} = {grouped(value)} B = "
+                          f"{KIB_HELD.show(value)}"))
+
+
+def remainder(pool: Result, weights: Result, reserve: Result) -> Result:
+    """pool − weights − reserve, shown precisely enough that the printed terms subtract to it."""
+    value = pool.value - weights.value - reserve.value
+    terms = (pool, weights, reserve)
+    printed = round(value / GiB, 2)
+    by_hand = round(pool.value / GiB, 2) - round(weights.value / GiB, 2) - round(reserve.value / GiB, 2)
+    shown = [t.operand for t in terms] if abs(by_hand - printed) > 0.005 else [str(t) for t in terms]
+    return Result(value, GIB_HELD, formula="pool − weights per GPU − activations",
+                  worked=f"{shown[0]} − {shown[1]} − {shown[2]} = {GIB_HELD.show(value)}")
+
+
+@dataclass(frozen=True)
+class Plan:
+    """One model split tp × pp ways: the ladder of one GPU, and what the group and a node admit."""
+
+    stack: Stack
+    tensor: int
+    pipeline: int
+    layers: Result
+    kv_heads: Result
+    kv_copies: Result
+    matrices: Result
+    tables: Result
+    norms: Result
+    pool: Result
+    weights: Result
+    activations: Result
+    kv_budget: Result
+    per_token: Result
+    token_capacity: Result
+    tokens_per_user: Result
+    users_worst: Result
+    users_paged: Result
+
+    @property
+    def model(self) -> Model:
+        return self.stack.model
+
+    @property
+    def gpus(self) -> Result:
+        value = self.tensor * self.pipeline
+        return Result(value, COUNT, formula="tp × pp", worked=f"{self.tensor} × {self.pipeline} = {value}")
+
+    @property
+    def fits(self) -> bool:
+        return self.kv_budget.value > 0 and self.users_worst.value >= 1
+
+    @property
+    def verdict(self) -> str:
+        if self.kv_budget.value <= 0:
+            return (f"does not fit: each GPU's share of the weights and its activation reserve overflow its pool by "
+                    f"{GIB_HELD.show(-self.kv_budget.value)}")
+        if self.users_worst.value < 1:
+            return "loads, but not one sequence at the full context limit fits in the cache left"
+        return f"fits, with {grouped(self.users_worst.value)} users at the context limit"
+
+    @property
+    def nodes(self) -> int:
+        return -(-int(self.gpus.value) // NODE_GPUS)
+
+    @property
+    def replicas(self) -> Result:
+        """Copies of the model one node holds side by side (data parallelism), or 1 when one copy spans nodes."""
+        gpus = int(self.gpus.value)
+        value = max(NODE_GPUS // gpus, 1)
+        if gpus > NODE_GPUS:
+            return Result(value, COUNT, formula="one copy over several nodes",
+                          worked=f"{gpus} GPUs span {self.nodes} nodes of {NODE_GPUS}: one copy")
+        return Result(value, COUNT, formula="⌊GPUs per node ÷ (tp × pp)⌋",
+                      worked=f"⌊{NODE_GPUS} ÷ {gpus}⌋ = {value}")
+
+    @property
+    def node_users(self) -> Result:
+        """Users one node serves: every replica's, or a share of one replica's when it spans nodes."""
+        users, copies = int(self.users_worst.value), int(self.replicas.value)
+        value = users * copies // self.nodes
+        if self.nodes == 1:
+            return Result(value, COUNT, formula="users per copy × copies per node",
+                          worked=f"{grouped(users)} × {copies} = {grouped(value)}")
+        return Result(value, COUNT, formula="users per copy ÷ nodes per copy",
+                      worked=f"{grouped(users)} ÷ {self.nodes} = {grouped(users / self.nodes, 1)} → {grouped(value)}")
+
+
+@lru_cache(maxsize=256)
+def plan(stack: Stack, tensor: int, pipeline: int) -> Plan:
+    """The stack's model (its weights and cache precisions, on its card) split tp × pp ways."""
+    model = stack.model
+    ladder = kvcache.ladder(stack)
+    weights = weights_per_gpu(model, stack.weight_precision, tensor, pipeline)
+    budget = remainder(ladder.pool, weights, ladder.activations)
+    per_token = cache_per_token(model, stack.kv_precision, tensor, pipeline)
+    capacity = kvcache.token_capacity(budget, per_token, stack.block_size)
+    return Plan(
+        stack=stack, tensor=tensor, pipeline=pipeline,
+        layers=Result(stage_layers(model, pipeline), COUNT, formula="⌈layers ÷ stages⌉",
+                      worked=f"⌈{model.num_hidden_layers} ÷ {pipeline}⌉ = {stage_layers(model, pipeline)}"),
+        kv_heads=given(kv_heads_per_rank(model, tensor), COUNT, "KV heads per rank"),
+        kv_copies=kv_copies(model, tensor),
+        matrices=matrices_per_gpu(model, tensor, pipeline),
+        tables=tables_per_gpu(model, tensor, pipeline),
+        norms=norms_per_gpu(model, pipeline),
+        pool=ladder.pool,
+        weights=weights,
+        activations=ladder.activations,
+        kv_budget=budget,
+        per_token=per_token,
+        token_capacity=capacity,
+        tokens_per_user=ladder.tokens_per_user,
+        users_worst=kvcache.users_by_tokens(capacity, ladder.tokens_per_user),
+        users_paged=kvcache.users_by_tokens(capacity, ladder.tokens_per_user_paged),
+    )
+
+
+# ---- Communication: two all-reduces per layer, as a ring over the card's link.
+
+def one_way(card: Card) -> Result:
+    """Datasheets quote NVLink and PCIe with both directions added; a ring sends one way at a time."""
+    value = card.interconnect_gb_per_s / 2 * 1e9
+    return Result(value, GB_PER_S, formula="the datasheet's link rate (both directions) ÷ 2",
+                  worked=f"{grouped(card.interconnect_gb_per_s)} GB/s ÷ 2 = {GB_PER_S.show(value)}")
+
+
+def achieved_link(stack: Stack) -> Result:
+    line = one_way(stack.card)
+    value = line.value * stack.parallel.link_fraction
+    return Result(value, GB_PER_S, formula="link fraction × one-way rate",
+                  worked=f"{plain(stack.parallel.link_fraction)} × {line} = {GB_PER_S.show(value)}")
+
+
+def ring_factor(gpus: int) -> Result:
+    """Each GPU of a ring all-reduce sends (and receives) 2(n − 1) ÷ n of the message."""
+    value = 2 * (gpus - 1) / gpus
+    return Result(value, RATIO_FINE, formula="2(n − 1) ÷ n",
+                  worked=f"2 × ({gpus} − 1) ÷ {gpus} = {RATIO_FINE.show(value)}")
+
+
+@dataclass(frozen=True)
+class AllReduces:
+    """Every all-reduce of one forward pass over `tokens` token positions, on `gpus` ranks."""
+
+    gpus: int
+    tokens: int
+    count: Result
+    message: Result
+    traffic: Result
+    link: Result
+    latency: Result
+    each: Result
+
+    @property
+    def bytes(self) -> Result:
+        value = self.count.value * self.traffic.value
+        return Result(value, GB_MOVED, formula="all-reduces × traffic per GPU",
+                      worked=f"{grouped(self.count.value)} × {grouped(self.traffic.value)} B = {GB_MOVED.show(value)}")
+
+    @property
+    def time(self) -> Result:
+        value = self.count.value * self.each.value
+        return Result(value, MS, formula="all-reduces × time of each",
+                      worked=f"{grouped(self.count.value)} × {MICROSECONDS.precise(self.each.value)} = {MS.show(value)}")
+
+    @property
+    def latency_share(self) -> Result:
+        if not self.each.value:
+            return Result(0.0, PERCENT, formula="fixed cost ÷ time of one all-reduce", worked="no all-reduce to share out")
+        value = self.latency.value / self.each.value
+        return Result(value, PERCENT, formula="fixed cost ÷ time of one all-reduce",
+                      worked=f"{self.latency} ÷ {MICROSECONDS.precise(self.each.value)} = {PERCENT.show(value)}")
+
+
+def all_reduces(stack: Stack, tensor: int, tokens: int, layers: int) -> AllReduces:
+    """Two per layer (after attention's output projection and after the MLP's down projection) and
+    one for the vocabulary-split embedding, each of tokens × hidden activations."""
+    model = stack.model
+    link, latency = achieved_link(stack), given(stack.parallel.latency_s, MICROSECONDS, "fixed cost per all-reduce")
+    message = tokens * model.hidden_size * ACTIVATIONS.bytes
+    message_r = Result(message, BYTES, formula="tokens × hidden × 2 B (bf16 activations)",
+                       worked=f"{grouped(tokens)} × {grouped(model.hidden_size)} × 2 B = {BYTES.show(message)}")
+    if tensor == 1:
+        none = Result(0, COUNT, formula="no tensor parallelism", worked="one GPU per stage: nothing to all-reduce")
+        return AllReduces(1, tokens, none, message_r, Result(0, BYTES, worked="0 B"), link, latency,
+                          Result(0, MICROSECONDS, worked="0 µs"))
+    count = 2 * layers + 1
+    factor = ring_factor(tensor)
+    traffic = message * factor.value
+    each = stack.parallel.latency_s + traffic / link.value
+    unit = MICROSECONDS if each < 0.001 else MS  # a prompt's all-reduce can run to milliseconds
+    return AllReduces(
+        gpus=tensor, tokens=tokens,
+        count=Result(count, COUNT, formula="2 × layers + 1 (the embedding)", worked=f"2 × {layers} + 1 = {count}"),
+        message=message_r,
+        traffic=Result(traffic, BYTES, formula="2(n − 1) ÷ n × message",
+                       worked=f"2 × ({tensor} − 1) ÷ {tensor} × {grouped(message)} B = {BYTES.show(traffic)}"),
+        link=link, latency=latency,
+        each=Result(each, unit, formula="fixed cost + traffic ÷ achieved link",
+                    worked=(f"{latency} + {grouped(traffic)} B ÷ {link.operand} = {unit.show(each)}")),
+    )
+
+
+def handoffs(stack: Stack, pipeline: int, tokens: int) -> Result:
+    """Between pipeline stages, one send of the activations: stages − 1 per pass."""
+    hops = pipeline - 1
+    if not hops:
+        return Result(0, MS, formula="one stage: no hand-off", worked="one stage: no hand-off")
+    link = achieved_link(stack)
+    message = tokens * stack.model.hidden_size * ACTIVATIONS.bytes
+    value = hops * (stack.parallel.latency_s + message / link.value)
+    return Result(value, MS, formula="(stages − 1) × (fixed cost + tokens × hidden × 2 B ÷ achieved link)",
+                  worked=(f"{hops} × ({MICROSECONDS.show(stack.parallel.latency_s)} + {grouped(message)} B ÷ "
+                          f"{link.operand}) = {MS.show(value)}"))
+
+
+# ---- Time: one GPU's share of the step from the time model, plus the communication.
+
+def _rates(stack: Stack) -> tuple[Result, Result]:
+    bandwidth = timing.achieved(stack.card.bandwidth, stack.efficiency.bandwidth_fraction, "bandwidth fraction")
+    compute = timing.achieved(timing.peak_compute(stack.card, stack.weight_precision), stack.efficiency.mfu, "MFU")
+    return bandwidth, compute
+
+
+def weights_read_per_gpu(split: Plan) -> Result:
+    """Weight bytes one GPU reads per pass: all it holds but its slice of an untied embedding, which is gathered."""
+    model = split.model
+    if model.tie_word_embeddings:
+        return Result(split.weights.value, GB_MOVED, formula="weights per GPU (the tied table is read as the LM head)",
+                      worked=f"{grouped(split.weights.value)} B = {GB_MOVED.show(split.weights.value)}")
+    table = split.tables.value / (2 if split.pipeline == 1 else 1) * BF16.bytes
+    value = split.weights.value - table
+    return Result(value, GB_MOVED, formula="weights per GPU − its embedding slice, gathered rather than read",
+                  worked=f"{grouped(split.weights.value)} B − {grouped(table)} B = {GB_MOVED.show(value)}")
+
+
+def _divided(what: float, split: Plan) -> tuple[float, str]:
+    """A whole-model amount of work as one GPU of the busiest stage does it, and how in words."""
+    model = split.model
+    share = split.layers.value / model.num_hidden_layers
+    return what * share / split.tensor, f"{_stage(model, split.pipeline)} ÷ {split.tensor}"
+
+
+@dataclass(frozen=True)
+class Step:
+    """One decode step of the split model: each stage's GPUs run their share of the time model's
+    kernels, one stage after another, and the all-reduces and hand-offs wait between them."""
+
+    batch: Result
+    tokens: int
+    matmuls: timing.Kernels
+    attention: timing.Kernels
+    stages: int
+    all_reduce: AllReduces
+    handoff: Result
+
+    @property
+    def compute(self) -> Result:
+        stage = self.matmuls.time.value + self.attention.time.value
+        value = self.stages * stage
+        kernels = (f"max({self.matmuls.reading.operand}, {self.matmuls.computing.operand}) + "
+                   f"max({self.attention.reading.operand}, {self.attention.computing.operand})")
+        if self.stages == 1:
+            return Result(value, MS, formula="matrix multiplies + attention on one GPU",
+                          worked=f"{kernels} = {MS.show(value)}")
+        return Result(value, MS, formula="stages × (matrix multiplies + attention) on one GPU",
+                      worked=f"{self.stages} × ({kernels}) = {MS.show(value)}")
+
+    @property
+    def communication(self) -> Result:
+        value = self.all_reduce.time.value + self.handoff.value
+        if not self.handoff.value:
+            return Result(value, MS, formula="all-reduces", worked=self.all_reduce.time.worked)
+        return Result(value, MS, formula="all-reduces + hand-offs",
+                      worked=f"{self.all_reduce.time.operand} + {self.handoff.operand} = {MS.show(value)}")
+
+    @property
+    def time(self) -> Result:
+        value = self.compute.value + self.communication.value
+        return Result(value, MS, formula="computing + communicating, one after the other",
+                      worked=f"{self.compute.operand} + {self.communication.operand} = {MS.show(value)}")
+
+    @property
+    def share(self) -> Result:
+        value = self.communication.value / self.time.value
+        return Result(value, SHARE, formula="communicating ÷ step",
+                      worked=f"{self.communication.operand} ÷ {self.time.operand} = {SHARE.show(value)}")
+
+    @property
+    def tokens_per_second(self) -> Result:
+        value = self.batch.value / self.time.value
+        return Result(value, TOKENS_PER_S, formula="batch ÷ step time",
+                      worked=f"{grouped(self.batch.value)} ÷ {MS.precise(self.time.value)} = {TOKENS_PER_S.show(value)}")
+
+
+def decode_step(split: Plan, batch: int, tokens: int) -> Step:
+    """`batch` sequences each holding `tokens` tokens, on the split."""
+    stack, model = split.stack, split.model
+    held = model.tokens_cached(tokens)
+    bandwidth, compute = _rates(stack)
+    linear, linear_how = _divided(batch * operations.linear_ops_per_token(model).value, split)
+    attention, attention_how = _divided(batch * operations.attention_ops_per_position(model).value * held, split)
+    cache = batch * held * split.per_token.value
+    per_layer = operations.linear_ops_per_token(model).value
+    return Step(
+        batch=given(batch, COUNT, "sequences decoding together"),
+        tokens=held,
+        matmuls=timing.kernels(
+            "matrix multiplies", weights_read_per_gpu(split),
+            Result(linear, GFLOP, formula="batch × operations per token × stage share ÷ tp",
+                   worked=f"{grouped(batch)} × {grouped(per_layer)}{linear_how} = {GFLOP.show(linear)}"),
+            bandwidth, compute),
+        attention=timing.kernels(
+            "attention",
+            Result(cache, GB_MOVED, formula="batch × tokens × cache per token per GPU",
+                   worked=f"{grouped(batch)} × {grouped(held)} × {grouped(split.per_token.value)} B = {GB_MOVED.show(cache)}"),
+            Result(attention, GFLOP, formula="batch × attention per position × tokens × stage share ÷ tp",
+                   worked=(f"{grouped(batch)} × {grouped(operations.attention_ops_per_position(model).value)} × "
+                           f"{grouped(held)}{attention_how} = {GFLOP.show(attention)}")),
+            bandwidth, compute),
+        stages=split.pipeline,
+        all_reduce=all_reduces(stack, split.tensor, batch, model.num_hidden_layers),
+        handoff=handoffs(stack, split.pipeline, batch),
+    )
+
+
+@dataclass(frozen=True)
+class Prefill:
+    """One prompt through the split: each stage computes its share, then all-reduces whole-prompt messages."""
+
+    prompt: int
+    compute: Result
+    all_reduce: AllReduces
+    handoff: Result
+
+    @property
+    def communication(self) -> Result:
+        value = self.all_reduce.time.value + self.handoff.value
+        if not self.handoff.value:
+            return Result(value, MS, formula="all-reduces", worked=self.all_reduce.time.worked)
+        return Result(value, MS, formula="all-reduces + hand-offs",
+                      worked=f"{self.all_reduce.time.operand} + {self.handoff.operand} = {MS.show(value)}")
+
+    @property
+    def time(self) -> Result:
+        value = self.compute.value + self.communication.value
+        return Result(value, MS, formula="computing + communicating",
+                      worked=f"{self.compute.operand} + {self.communication.operand} = {MS.show(value)}")
+
+    @property
+    def share(self) -> Result:
+        value = self.communication.value / self.time.value
+        return Result(value, SHARE, formula="communicating ÷ prefill",
+                      worked=f"{self.communication.operand} ÷ {self.time.operand} = {SHARE.show(value)}")
+
+
+def prefill(split: Plan, prompt: int) -> Prefill:
+    stack, model = split.stack, split.model
+    bandwidth, compute = _rates(stack)
+    ops, how = _divided(operations.prefill_ops(model, prompt).value, split)
+    read = weights_read_per_gpu(split)
+    value = split.pipeline * max(ops / compute.value, read.value / bandwidth.value)
+    longer = (f"max({grouped(operations.prefill_ops(model, prompt).value)} FLOP{how} ÷ {compute.operand}, "
+              f"{read.operand} ÷ {bandwidth.operand})")
+    return Prefill(
+        prompt=prompt,
+        compute=Result(value, MS, formula="stages × max(operations per GPU ÷ achieved compute, weights read ÷ achieved bandwidth)",
+                       worked=(f"{split.pipeline} × {longer}" if split.pipeline > 1 else longer) + f" = {MS.show(value)}"),
+        all_reduce=all_reduces(stack, split.tensor, prompt, model.num_hidden_layers),
+        handoff=handoffs(stack, split.pipeline, prompt),
+    )
+
+
+def busy_batch(split: Plan) -> int:
+    """The stack's batch, or every sequence the split's cache admits at the limit (at least one)."""
+    return split.stack.parallel.batch or max(int(split.users_worst.value), 1)
+
+
+# ---- The section: the stack's own split, the degrees, and the comparisons the page makes.
+
+def sharded(stack: Stack) -> Stack:
+    """The stack with document 11's model on it."""
+    return replace(stack, model=stack.parallel.model)
+
+
+@dataclass(frozen=True)
+class Fit:
+    """One model at one precision against one card's pool and one node's."""
+
+    model: Model
+    precision: Precision
+    weights: Result
+    card_pool: Result
+    node_pool: Result
+    smallest: str
+
+
+def fit(stack: Stack, model: Model, precision: Precision) -> Fit:
+    on = replace(stack, model=model, weight_precision=precision)
+    pool = kvcache.ladder(on).pool
+    node = Result(NODE_GPUS * pool.value, GIB_HELD, formula="GPUs per node × pool",
+                  worked=f"{NODE_GPUS} × {pool.operand} = {GIB_HELD.show(NODE_GPUS * pool.value)}")
+    smallest = next((n for n in DEGREES if not refusal(model, n, 1) and plan(on, n, 1).fits), None)
+    return Fit(model, precision, weight_bytes(model, precision), pool, node,
+               f"tensor-parallel {smallest}" if smallest else "more than one node")
+
+
+def moe_memory(stack: Stack, model: Model, precision: Precision) -> dict[str, Result]:
+    """A mixture of experts against a node: every expert is held; one token multiplies a few."""
+    held = weight_bytes(model, precision)
+    total = count_parameters(model).total.value
+    active = operations.multiplied_parameters(model).value
+    pool = kvcache.ladder(replace(stack, model=model, weight_precision=precision)).pool
+    node = NODE_GPUS * pool.value
+    return {
+        "weights": held,
+        "total": given(total, COUNT, "parameters held"),
+        "active": Result(active, COUNT, formula="parameters one token multiplies",
+                         worked=operations.multiplied_parameters(model).worked),
+        "active_share": Result(active / total, PERCENT, formula="multiplied ÷ held",
+                               worked=f"{grouped(active)} ÷ {grouped(total)} = {PERCENT.show(active / total)}"),
+        "node_pool": Result(node, GIB_HELD, formula="GPUs per node × pool",
+                            worked=f"{NODE_GPUS} × {pool.operand} = {GIB_HELD.show(node)}"),
+        "over": Result(held.value - node, GIB_HELD, formula="weights − the node's pool",
+                       worked=f"{held.operand} − {GIB_HELD.precise(node)} = {GIB_HELD.show(held.value - node)}"),
+    }
+
+
+def attention_split(stack: Stack) -> dict[str, object]:
+    """DeepSeek-V3 in fp8 on a node of H200s: tensor parallelism copies the latent cache to every
+    rank; data-parallel attention keeps attention whole on each GPU, each with its own sequences,
+    and spreads only the experts."""
+    on = replace(stack, model=DEEPSEEK_V3, card=H200_SXM, weight_precision=FP8, kv_precision=BF16)
+    tp = plan(on, NODE_GPUS, 1)
+    model, count = DEEPSEEK_V3, count_parameters(DEEPSEEK_V3)
+    attention = model.num_hidden_layers * count.attention_per_layer
+    rest = count.block_matrices - attention
+    tables = tables_per_gpu(model, NODE_GPUS, 1)
+    norms = norms_per_gpu(model, 1)
+    held = (attention + rest / NODE_GPUS) * FP8.bytes + (tables.value + norms.value) * BF16.bytes
+    weights = Result(held, GIB_HELD, formula="(attention whole + the rest ÷ GPUs) × 1 B + (tables + norms) × 2 B",
+                     worked=(f"({grouped(attention)} + {grouped(rest)} ÷ {NODE_GPUS}) × 1 B + ({grouped(tables.value)} + "
+                             f"{grouped(norms.value)}) × 2 B = {grouped(held)} B = {GIB_HELD.show(held)}"))
+    budget = remainder(tp.pool, weights, tp.activations)
+    capacity = kvcache.token_capacity(budget, tp.per_token, on.block_size)
+    each = kvcache.users_by_tokens(capacity, tp.tokens_per_user)
+    users = NODE_GPUS * int(each.value)
+    return {
+        "card": H200_SXM, "model": model, "tp": tp,
+        "dp_weights": weights, "dp_budget": budget, "dp_capacity": capacity, "dp_each": each,
+        "dp_users": Result(users, COUNT, formula="GPUs × users each GPU's own cache holds",
+                           worked=f"{NODE_GPUS} × {grouped(each.value)} = {grouped(users)}"),
+        "gain": Result(users / tp.users_worst.value if tp.users_worst.value else 0.0, RATIO,
+                       formula="data-parallel attention's users ÷ tensor parallelism's",
+                       worked=(f"{grouped(users)} ÷ {grouped(tp.users_worst.value)} = "
+                               f"{RATIO.show(users / tp.users_worst.value) if tp.users_worst.value else 'no ratio'}")),
+    }
+
+
+def all_to_all(model: Model, gpus: int) -> dict[str, Result]:
+    """Expert parallelism: per token and MoE layer, the hidden state goes to each chosen expert's GPU
+    and comes back (dispatch and combine); under even routing (n − 1) ÷ n of it leaves the GPU."""
+    k, hidden = model.num_experts_per_tok, model.hidden_size
+    one = k * hidden * ACTIVATIONS.bytes * (gpus - 1) / gpus
+    both = 2 * one
+    ring = 2 * ring_factor(gpus).value * hidden * ACTIVATIONS.bytes
+    return {
+        "experts_per_gpu": Result(model.num_local_experts / gpus, COUNT, formula="routed experts ÷ GPUs",
+                                  worked=f"{model.num_local_experts} ÷ {gpus} = {grouped(model.num_local_experts / gpus)}"),
+        "per_token": Result(both, BYTES, formula="2 (dispatch, combine) × experts per token × hidden × 2 B × (n − 1) ÷ n",
+                            worked=f"2 × {k} × {grouped(hidden)} × 2 B × ({gpus} − 1) ÷ {gpus} = {BYTES.show(both)}"),
+        "tensor_per_token": Result(ring, BYTES, formula="2 all-reduces × 2(n − 1) ÷ n × hidden × 2 B",
+                                   worked=f"2 × 2 × ({gpus} − 1) ÷ {gpus} × {grouped(hidden)} × 2 B = {BYTES.show(ring)}"),
+    }
+
+
+def pcie(stack: Stack, prompt: int) -> dict[str, object]:
+    """The same all-reduces at tp 4 over a PCIe card's link: one decode token, and a prompt's prefill."""
+    on = replace(stack, card=L40S)
+    layers = stack.model.num_hidden_layers
+    return {"card": L40S, "link": achieved_link(on), "decode": all_reduces(on, 4, 1, layers),
+            "prefill": all_reduces(on, 4, prompt, layers), "nvlink_prefill": all_reduces(stack, 4, prompt, layers)}
+
+
+def bubble(stages: int, microbatches: int) -> Result:
+    value = (stages - 1) / (microbatches + stages - 1)
+    return Result(value, PERCENT, formula="(p − 1) ÷ (m + p − 1)",
+                  worked=f"({stages} − 1) ÷ ({microbatches} + {stages} − 1) = {PERCENT.show(value)}")
+
+
+@dataclass(frozen=True)
+class Degree:
+    """One tensor-parallel degree on the stack's split model: the ladder and two steps."""
+
+    plan: Plan
+    busy: Step | None
+    lone: Step | None
+
+
+def degree(stack: Stack, tensor: int) -> Degree:
+    split = plan(stack, tensor, stack.parallel.pipeline)
+    if split.kv_budget.value <= 0:
+        return Degree(split, None, None)
+    lone = decode_step(split, 1, stack.traffic.prompt_p50)
+    busy = decode_step(split, busy_batch(split), stack.context_limit) if split.fits or stack.parallel.batch else None
+    return Degree(split, busy, lone)
+
+
+def section(stack: Stack) -> dict[str, object]:
+    """Document 11 on a stack: its own split, every degree, the fit table and the comparisons."""
+    on = sharded(stack)
+    chosen = plan(on, stack.parallel.tensor, stack.parallel.pipeline)
+    busy = busy_batch(chosen)
+    loads = chosen.kv_budget.value > 0
+    link = achieved_link(on)
+    degrees = {f"tp{n}": degree(on, n) for n in DEGREES if not refusal(on.model, n, stack.parallel.pipeline)}
+    big = replace(stack, model=LLAMA_3_1_405B)
+    fp8_405 = plan(replace(big, weight_precision=FP8), NODE_GPUS, 1)
+    bf16_405 = plan(replace(big, weight_precision=BF16), NODE_GPUS, 2)
+    ratio = {f"n{n}": ring_factor(n) for n in DEGREES[1:]}
+    fits = {f"{key}_{p}": fit(stack, model, PRECISIONS[p])
+            for key, model in (("l70", LLAMA_3_1_70B), ("l405", LLAMA_3_1_405B)) for p in ("bf16", "fp8", "int4")}
+    return {
+        "model": on.model,
+        "tensor": given(stack.parallel.tensor, COUNT, "tensor-parallel degree"),
+        "pipeline": given(stack.parallel.pipeline, COUNT, "pipeline stages"),
+        "plan": chosen,
+        "single": plan(on, 1, 1),
+        # A split whose weights overflow the pool has no step to time: the page says so instead.
+        "step": decode_step(chosen, busy, stack.context_limit) if loads else None,
+        "lone": decode_step(chosen, 1, stack.traffic.prompt_p50) if loads else None,
+        "prefill": prefill(chosen, stack.traffic.prompt_p50) if loads else None,
+        "degrees": degrees,
+        "link": link,
+        "one_way": one_way(on.card),
+        "vocab_padding": given(VOCAB_PADDING, COUNT, VOCAB_SOURCE),
+        "measured": {"ring": given(RING_EFFECTIVE_GB_PER_S * 1e9, GB_PER_S, RING_SOURCE),
+                     "ring_fraction": Result(RING_EFFECTIVE_GB_PER_S * 1e9 / one_way(on.card).value, PERCENT,
+                                             formula="measured ring rate ÷ one-way line rate",
+                                             worked=(f"{RING_EFFECTIVE_GB_PER_S} GB/s ÷ {one_way(on.card)} = "
+                                                     f"{PERCENT.show(RING_EFFECTIVE_GB_PER_S * 1e9 / one_way(on.card).value)}")),
+                     **{f"tp{n}": given(us * 1e-6, MICROSECONDS, CUSTOM_ALL_REDUCE_SOURCE)
+                        for n, us in CUSTOM_ALL_REDUCE_US.items()}},
+        "link_fraction": given(stack.parallel.link_fraction, PERCENT, "share of the one-way line rate a ring reaches"),
+        "latency": given(stack.parallel.latency_s, MICROSECONDS, "fixed cost per all-reduce"),
+        "ring": ratio,
+        "fits": fits,
+        "node_gpus": given(NODE_GPUS, COUNT, "GPUs per node"),
+        "l405_fp8": fp8_405,
+        "l405_fp8_step": decode_step(fp8_405, 1, stack.traffic.prompt_p50),
+        "l405_bf16": bf16_405,
+        "l405_bf16_step": decode_step(bf16_405, 1, stack.traffic.prompt_p50),
+        "bubble": bubble(bf16_405.pipeline, stack.parallel.microbatches),
+        "microbatches": given(stack.parallel.microbatches, COUNT, "micro-batches per batch"),
+        "deepseek": moe_memory(stack, DEEPSEEK_V3, FP8),
+        "mixtral": moe_memory(stack, MIXTRAL_8X7B, BF16),
+        "expert": all_to_all(DEEPSEEK_V3, NODE_GPUS),
+        "latent": attention_split(stack),
+        "naive": naive(on, degrees),
+        "pcie": pcie(on, stack.traffic.prompt_p50),
+        "beyond": {"copies": kv_copies(LLAMA_3_1_405B, 2 * NODE_GPUS),
+                   "at_node": cache_per_token(LLAMA_3_1_405B, stack.kv_precision, NODE_GPUS, 1),
+                   "at_two_nodes": cache_per_token(LLAMA_3_1_405B, stack.kv_precision, 2 * NODE_GPUS, 1)},
+    }
+
+
+def naive(stack: Stack, degrees: dict[str, Degree]) -> dict[str, Result]:
+    """The claims this page corrects, computed as they are usually made."""
+    card = stack.card
+    lone = decode_step(plan(stack, NODE_GPUS, 1), 1, stack.traffic.prompt_p50)
+    message = lone.all_reduce.message.value
+    at_sheet = message / (card.interconnect_gb_per_s * 1e9)
+    result: dict[str, Result] = {
+        "at_datasheet": Result(at_sheet, MICROSECONDS, formula="message ÷ the datasheet's link rate",
+                               worked=(f"{grouped(message)} B ÷ {grouped(card.interconnect_gb_per_s)} GB/s = "
+                                       f"{MICROSECONDS.show(at_sheet)}")),
+        "derived": lone.all_reduce.each,
+        "off": Result(lone.all_reduce.each.value / at_sheet if at_sheet else 0.0, TIMES,
+                      formula="derived time ÷ the datasheet reading",
+                      worked=(f"{MICROSECONDS.precise(lone.all_reduce.each.value)} ÷ {MICROSECONDS.precise(at_sheet)} = "
+                              f"{grouped(lone.all_reduce.each.value / at_sheet if at_sheet else 0, 0)}×")),
+    }
+    steps = 2 * (NODE_GPUS - 1)
+    result["ring_steps"] = Result(steps, COUNT, formula="2(n − 1) sends per GPU in one ring all-reduce",
+                                  worked=f"2 × ({NODE_GPUS} − 1) = {steps}")
+    if all(key in degrees and degrees[key].lone for key in ("tp2", "tp8")):
+        two, eight = degrees["tp2"].lone.time.value, degrees["tp8"].lone.time.value
+        result["speedup"] = Result(two / eight, RATIO, formula="one sequence's step at tp 2 ÷ at tp 8",
+                                   worked=f"{MS.precise(two)} ÷ {MS.precise(eight)} = {RATIO.show(two / eight)}")
+    return result
+
+
+def curves(stack: Stack) -> dict:
+    """Users (per copy and per node) and step time against the tensor-parallel degree. A degree at
+    which the weights do not load has no step, and one at which no user fits has no busy step, so
+    each step curve has only the degrees it can time."""
+    on = sharded(stack)
+    degrees = [(n, degree(on, n)) for n in DEGREES if not refusal(on.model, n, stack.parallel.pipeline)]
+    timed = [(n, d) for n, d in degrees if d.lone]
+    busy = [(n, d) for n, d in degrees if d.busy]
+    drawn = [
+        {"name": "users per copy, worst case", "x": [n for n, _ in degrees], "y": [d.plan.users_worst.value for _, d in degrees]},
+        {"name": "users per node of eight", "x": [n for n, _ in degrees], "y": [d.plan.node_users.value for _, d in degrees]},
+        {"name": "step, one sequence (ms)", "x": [n for n, _ in timed], "y": [1000 * d.lone.time.value for _, d in timed]},
+        {"name": "step, every user admitted (ms)", "x": [n for n, _ in busy], "y": [1000 * d.busy.time.value for _, d in busy]},
+    ]
+    rows = [[str(n), grouped(d.plan.users_worst.value), grouped(d.plan.node_users.value),
+             f"{1000 * d.lone.time.value:.1f}" if d.lone else "does not load",
+             f"{1000 * d.busy.time.value:.1f}" if d.busy else "no user fits",
+             SHARE.show(d.lone.share.value) if d.lone else "—"] for n, d in degrees]
+    return {"curves": drawn, "rows": rows}

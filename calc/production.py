@@ -1,0 +1,315 @@
+"""Document 15: running the reference stack in production, from the simulated stream (calc.simulation).
+
+The knee, goodput and the GPUs the peak load needs, read off the simulation; cost per million
+generated tokens and what moves it; how long a cold replica takes to serve; and the published
+claims the document sets beside its own derivations, each with its source.
+"""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, replace
+from typing import Callable, Iterator, Mapping
+
+from . import simulation
+from .precision import FP8, INT4, weight_bytes
+from .simulation import RATE, Outcome, Sweep, closed_form, sweep
+from .stack import Stack
+from .units import COUNT, GB, GB_MOVED, MS, PERCENT, RATIO, SECONDS, TOKENS, TOKENS_PER_S, Result, Unit, given, grouped
+
+USD = Unit("USD", 1, "USD", 2)
+USD_PER_M = Unit("USD/M", 1, "USD per million tokens", 2)
+REQUESTS = Unit("requests", 1, "requests", 1)
+RATIO_FINE2 = Unit("ratio", 1, "×", 2, spaced=False)
+GB_PER_S_SHOWN = Unit("GB/s", GB, "GB/s", 1)
+HOUR = 3_600
+MILLION = 1_000_000
+
+# Average utilisation, the share of paid GPU-hours spent serving at the knee: two example fleets,
+# a half-idle deployment sized for its peak and a consolidated one (assumptions, for the lever).
+UTILISATION_LOW = 0.20
+UTILISATION_HIGH = 0.50
+
+
+@dataclass(frozen=True)
+class Claim:
+    """A figure a paper published, with where."""
+
+    value: Result
+    said: str
+    source: str
+
+
+CLAIMS = {
+    "distserve_rate": Claim(given(7.4, RATIO), "DistServe serves up to 7.4× more requests within its SLOs than "
+                            "colocated systems (Zhong et al., OSDI 2024)", "https://arxiv.org/abs/2401.09670"),
+    "distserve_slo": Claim(given(12.6, RATIO), "or meets SLOs 12.6× tighter", "https://arxiv.org/abs/2401.09670"),
+    "splitwise_throughput": Claim(given(1.4, RATIO), "Splitwise: 1.4× the throughput at 20% lower cost, splitting "
+                                  "prompt and token phases across machines (Patel et al., ISCA 2024)",
+                                  "https://arxiv.org/abs/2311.18677"),
+    "splitwise_cost": Claim(given(0.20, PERCENT), "20% lower cost", "https://arxiv.org/abs/2311.18677"),
+    "sarathi_mistral": Claim(given(2.6, RATIO), "Sarathi-Serve: 2.6× the serving capacity of vLLM for Mistral-7B on "
+                             "one A100 within its latency SLO, from chunked prefills and stall-free batching "
+                             "(Agrawal et al., OSDI 2024)", "https://arxiv.org/abs/2403.02310"),
+}
+
+
+def _outcome(o: Outcome, promise) -> dict[str, Result]:
+    """One simulated rate, its figures as Results."""
+    return {
+        "rate": given(o.rate, RATE, "request rate"),
+        "ttft_p50": given(o.ttft["p50"], SECONDS, "TTFT p50"),
+        "ttft_p95": given(o.ttft["p95"], SECONDS, "TTFT p95"),
+        "ttft_p99": given(o.ttft["p99"], SECONDS, "TTFT p99"),
+        "itl_p50": given(o.itl["p50"], MS, "ITL p50"),
+        "itl_p95": given(o.itl["p95"], MS, "ITL p95"),
+        "itl_p99": given(o.itl["p99"], MS, "ITL p99"),
+        "throughput": Result(o.throughput, TOKENS_PER_S, formula="tokens generated in the measured window ÷ its length",
+                             worked=(f"{grouped(round(o.throughput * o.span))} tokens ÷ {SECONDS.precise(o.span)} = "
+                                     f"{TOKENS_PER_S.show(o.throughput)}")),
+        "goodput": Result(o.goodput_tokens, TOKENS_PER_S,
+                          formula="tokens, in the measured window, of requests that met both SLOs ÷ its length",
+                          worked=(f"{grouped(round(o.goodput_tokens * o.span))} tokens ÷ {SECONDS.precise(o.span)} = "
+                                  f"{TOKENS_PER_S.show(o.goodput_tokens)}")),
+        "goodput_requests": Result(o.goodput_requests, RATE, formula="requests that met both SLOs ÷ the window's length",
+                                   worked=f"{o.good} ÷ {SECONDS.precise(o.span)} = {RATE.show(o.goodput_requests)}"),
+        "met": Result(o.met, PERCENT, formula="requests that met both SLOs ÷ requests measured",
+                      worked=f"{o.good} ÷ {o.measured} = {PERCENT.show(o.met)}"),
+        "preemptions": given(o.preemptions, COUNT, "preemptions"),
+        "in_system": given(o.mean_in_system, REQUESTS, "mean requests in the system, time-averaged step by step"),
+        "little": Result(o.arrival_rate * o.mean_time_in_system, REQUESTS, formula="λ × W (Little's Law)",
+                         worked=(f"{RATE.precise(o.arrival_rate)} × {SECONDS.precise(o.mean_time_in_system)} = "
+                                 f"{REQUESTS.show(o.arrival_rate * o.mean_time_in_system)}")),
+    }
+
+
+
+def knee(run: Sweep, promise) -> dict[str, Result]:
+    """The lowest rate at which a p95 reaches its SLO, TTFT and ITL separately, and the knee: the lower."""
+    ttft = run.crossing(lambda o: o.ttft["p95"] / promise.ttft_p95_s)
+    itl = run.crossing(lambda o: o.itl["p95"] / promise.itl_p95_s)
+    last = run.outcomes[-1].rate
+
+    def crossing(found, what: str, slo: str) -> Result:
+        if found is None:
+            return Result(last, RATE, formula=f"p95 {what} stays within {slo} at every rate simulated",
+                          worked=f"p95 {what} within {slo} up to {RATE.show(last)}, the fastest rate simulated")
+        low, low_ratio, high, high_ratio = found
+        if low == high:
+            return Result(low, RATE, formula=f"p95 {what} is over {slo} at the slowest rate simulated",
+                          worked=f"p95 {what} over {slo} already at {RATE.show(low)}, the slowest rate simulated")
+        value = low + (high - low) * (1 - low_ratio) / (high_ratio - low_ratio)
+        return Result(value, RATE, formula=(f"the rate at which p95 {what} reaches {slo}, interpolated between the two "
+                                            f"rates simulated either side (r₁, r₂), where p95 ÷ SLO is q₁ and q₂: "
+                                            f"r₁ + (r₂ − r₁) × (1 − q₁) ÷ (q₂ − q₁)"),
+                      worked=(f"{RATE.precise(low, 7)} + ({RATE.precise(high, 7)} − {RATE.precise(low, 7)}) × "
+                              f"(1 − {low_ratio:.6f}) ÷ ({high_ratio:.6f} − {low_ratio:.6f}) = {RATE.show(value)}"))
+
+    by_ttft = crossing(ttft, "TTFT", SECONDS.show(promise.ttft_p95_s))
+    by_itl = crossing(itl, "ITL", MS.show(promise.itl_p95_s))
+    lower = by_ttft if by_ttft.value <= by_itl.value else by_itl
+    binds = "TTFT" if lower is by_ttft else "ITL"
+    return {
+        "ttft": by_ttft,
+        "itl": by_itl,
+        "rate": Result(lower.value, RATE, formula="the lower of the two crossings",
+                       worked=f"min({by_ttft.operand}, {by_itl.operand}) = {RATE.show(lower.value)}"),
+        "binds": binds,
+    }
+
+
+def saturation_cost(stack: Stack) -> Result:
+    """Dollars per million generated tokens for a card kept busy at the closed-form saturation rate."""
+    closed = closed_form(stack)
+    tokens_per_s = closed.saturation.value * closed.mean_output.value
+    value = stack.price.gpu_hour_usd / (tokens_per_s * HOUR) * MILLION
+    return Result(value, USD_PER_M, formula="$ per GPU-hour ÷ (saturation rate × mean output × 3,600) × 1,000,000",
+                  worked=(f"{USD.show(stack.price.gpu_hour_usd)} ÷ ({closed.saturation.operand} × "
+                          f"{closed.mean_output.operand} × 3,600 s) × 1,000,000 = {USD_PER_M.show(value)}"))
+
+
+def levers(stack: Stack, base: Result) -> dict[str, Result]:
+    """Cost per million tokens at saturation as one thing changes at a time, and each one's gain."""
+    def gain(name: str, changed: Stack) -> dict[str, Result]:
+        cost = saturation_cost(changed)
+        ratio = base.value / cost.value
+        return {"cost": cost, "gain": Result(ratio, RATIO_FINE2, formula=f"reference ÷ {name}",
+                                             worked=f"{base.operand} ÷ {cost.operand} = {RATIO_FINE2.show(ratio)}")}
+    traffic = stack.traffic
+    return {
+        "fp8_weights": gain("fp8 weights", replace(stack, weight_precision=FP8)),
+        "fp8_cache": gain("fp8 cache", replace(stack, kv_precision=FP8)),
+        "longer_output": gain("outputs twice as long",
+                              replace(stack, traffic=replace(traffic, output_p50=2 * traffic.output_p50,
+                                                             output_long=2 * traffic.output_long))),
+    }
+
+
+
+def utilisation_lever(at_knee: Result) -> dict[str, Result]:
+    """A GPU-hour costs the same busy or idle: cost per token divides by the share of hours busy."""
+    low = at_knee.value / UTILISATION_LOW
+    high = at_knee.value / UTILISATION_HIGH
+    return {
+        "low_share": given(UTILISATION_LOW, PERCENT, "average utilisation, a half-idle fleet (an example)"),
+        "high_share": given(UTILISATION_HIGH, PERCENT, "average utilisation, a consolidated fleet (an example)"),
+        "low": Result(low, USD_PER_M, formula="cost at the knee ÷ average utilisation",
+                      worked=f"{at_knee.operand} ÷ {UTILISATION_LOW:.2f} = {USD_PER_M.show(low)}"),
+        "high": Result(high, USD_PER_M, formula="cost at the knee ÷ average utilisation",
+                       worked=f"{at_knee.operand} ÷ {UTILISATION_HIGH:.2f} = {USD_PER_M.show(high)}"),
+        "gain": Result(low / high, RATIO, formula="utilisation after ÷ before",
+                       worked=f"{UTILISATION_HIGH:.2f} ÷ {UTILISATION_LOW:.2f} = {RATIO.show(low / high)}"),
+    }
+
+
+def cold_start(stack: Stack) -> dict[str, Result]:
+    """Weights read from storage at the named rate, then the engine's start-up (profiling, compiling,
+    CUDA graph capture), a named assumption."""
+    rate = stack.stream.storage_gb_per_s * GB
+    held = weight_bytes(stack.model, stack.weight_precision)
+    reading = held.value / rate
+    start = stack.stream.engine_start_s
+    quarter = weight_bytes(stack.model, INT4)
+    return {
+        "storage": given(rate, GB_PER_S_SHOWN, "storage read rate (an assumption)"),
+        "engine": given(start, SECONDS, "engine start-up (an assumption)"),
+        "weights": held,
+        "reading": Result(reading, SECONDS, formula="weights ÷ storage read rate",
+                          worked=f"{grouped(held.value)} B ÷ {GB_PER_S_SHOWN.show(rate)} = {SECONDS.show(reading)}"),
+        "total": Result(reading + start, SECONDS, formula="reading the weights + engine start-up",
+                        worked=f"{SECONDS.precise(reading)} + {SECONDS.show(start)} = {SECONDS.show(reading + start)}"),
+        "int4_share": Result(quarter.value / held.value, PERCENT, formula="int4 weights ÷ weights at this precision",
+                             worked=f"{quarter} ÷ {held} = {PERCENT.show(quarter.value / held.value)}"),
+        "int4_reading": Result(quarter.value / rate, SECONDS, formula="int4 weights ÷ storage read rate",
+                               worked=(f"{grouped(quarter.value)} B ÷ {GB_PER_S_SHOWN.show(rate)} = "
+                                       f"{SECONDS.show(quarter.value / rate)}")),
+    }
+
+
+
+def burst(stack: Stack) -> dict[str, Result]:
+    """Every request sent at once: what the queue does to TTFT (the window for rates is empty, so only
+    the per-request figures mean anything)."""
+    outcome = simulation.burst(stack)
+    return {
+        "ttft_p50": given(outcome.ttft["p50"], SECONDS, "TTFT p50, every request sent at once"),
+        "ttft_p95": given(outcome.ttft["p95"], SECONDS, "TTFT p95, every request sent at once"),
+        "preemptions": given(outcome.preemptions, COUNT, "preemptions"),
+    }
+
+
+SMALL_BUDGET = 512  # tokens per step: the chunk Sarathi-Serve's examples use, to show the trade
+
+
+@dataclass(frozen=True)
+class Chunking:
+    """The same stream with a small token budget per step: prompts prefilled in chunks of at most
+    `budget` tokens, so no step stalls the decoders for long, and a prompt takes more steps.
+    Computed only when a page asks for it."""
+
+    stack: Stack
+
+    @property
+    def budget(self) -> Result:
+        return given(SMALL_BUDGET, TOKENS, "max_num_batched_tokens, an example")
+
+    @property
+    def knee(self) -> dict[str, Result]:
+        small = replace(self.stack, serving=replace(self.stack.serving, max_num_batched_tokens=SMALL_BUDGET))
+        return knee(sweep(small), self.stack.promise)
+
+
+class Later(Mapping[str, object]):
+    """Figures made when a page first asks for them: a recompute pays only for what its page shows
+    (the burst and the levers each simulate or solve again)."""
+
+    def __init__(self, makers: dict[str, Callable[[], object]]):
+        self._makers = makers
+        self._made: dict[str, object] = {}
+
+    def __getitem__(self, key: str) -> object:
+        if key not in self._made:
+            self._made[key] = self._makers[key]()
+        return self._made[key]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._makers)
+
+    def __len__(self) -> int:
+        return len(self._makers)
+
+
+def section(stack: Stack) -> Later:
+    """Document 15's facts on one stack."""
+    promise = stack.promise
+    run = sweep(stack)
+    closed = run.closed
+    found = knee(run, promise)
+    best = max(run.outcomes, key=lambda o: o.goodput_tokens)
+    busiest = max(run.outcomes, key=lambda o: o.throughput)
+    per_replica = found["rate"]
+    peak_rate = stack.traffic.requests_per_s
+    gpus = max(1, math.ceil(peak_rate / per_replica.value - 1e-9))
+    at_knee_tokens = per_replica.value * closed.mean_output.value
+    cost = stack.price.gpu_hour_usd / (at_knee_tokens * HOUR) * MILLION
+    at_knee_cost = Result(cost, USD_PER_M, formula="$ per GPU-hour ÷ (knee × mean output × 3,600) × 1,000,000",
+                          worked=(f"{USD.show(stack.price.gpu_hour_usd)} ÷ ({per_replica.operand} × "
+                                  f"{closed.mean_output.operand} × 3,600 s) × 1,000,000 = {USD_PER_M.show(cost)}"))
+    outcomes = {f"{i}": _outcome(o, promise) for i, o in enumerate(run.outcomes)}
+    below, at, past = (min(range(len(run.outcomes)), key=lambda i: abs(simulation.SWEEP[i] - f)) for f in (0.5, 1.0, 1.3))
+    return Later({
+        "closed": lambda: closed,
+        "knee": lambda: found,
+        "below": lambda: outcomes[f"{below}"],
+        "at": lambda: outcomes[f"{at}"],
+        "past": lambda: outcomes[f"{past}"],
+        "best": lambda: _outcome(best, promise),
+        "busiest": lambda: _outcome(busiest, promise),
+        "goodput_share": lambda: Result(best.goodput_tokens / busiest.throughput, PERCENT,
+                                        formula="goodput's peak ÷ raw throughput's peak",
+                                        worked=(f"{TOKENS_PER_S.show(best.goodput_tokens)} ÷ "
+                                                f"{TOKENS_PER_S.show(busiest.throughput)} = "
+                                                f"{PERCENT.show(best.goodput_tokens / busiest.throughput)}")),
+        "peak_rate": lambda: given(peak_rate, RATE, "peak request rate the fleet must carry"),
+        "gpus": lambda: Result(gpus, COUNT, formula="⌈peak request rate ÷ knee⌉",
+                               worked=f"⌈{RATE.show(peak_rate)} ÷ {per_replica.operand}⌉ = {gpus}"),
+        "cost": lambda: at_knee_cost,
+        "saturation_cost": lambda: saturation_cost(stack),
+        "levers": lambda: levers(stack, saturation_cost(stack)),
+        "utilisation": lambda: utilisation_lever(at_knee_cost),
+        "price": lambda: given(stack.price.gpu_hour_usd, USD, "$ per GPU-hour (an assumption)"),
+        "cold": lambda: cold_start(stack),
+        "requests": lambda: given(stack.stream.requests, COUNT, "requests simulated at each rate"),
+        "warm_up": lambda: given(stack.stream.warm_up, PERCENT, "share of requests discarded as warm-up"),
+        "seed": lambda: given(stack.stream.seed, COUNT, "the generator's seed"),
+        "max_num_seqs": lambda: given(simulation.scheduler_caps(stack)[0], COUNT, "max_num_seqs"),
+        "max_num_batched_tokens": lambda: given(simulation.scheduler_caps(stack)[1], TOKENS, "max_num_batched_tokens"),
+        "rates": lambda: given(len(run.outcomes), COUNT, "request rates simulated"),
+        "claims": lambda: {name: claim.value for name, claim in CLAIMS.items()},
+        "burst": lambda: burst(stack),
+        "chunked": lambda: Chunking(stack),
+        "prefill_share": lambda: Result(closed.saturation.value * closed.prefill.value, PERCENT,
+                                        formula="saturation rate × prefill time of the mean prompt",
+                                        worked=(f"{closed.saturation.operand} × {closed.prefill.operand} = "
+                                                f"{PERCENT.show(closed.saturation.value * closed.prefill.value)}")),
+    })
+
+
+def latency_curves(stack: Stack) -> dict:
+    """p95 TTFT and ITL (ms) against request rate with the two SLOs, and throughput and goodput
+    (tokens per second), from the simulated sweep; the rows of the chart's table."""
+    run = sweep(stack)
+    rates = [round(o.rate, 3) for o in run.outcomes]
+    ttft = [1000 * o.ttft["p95"] for o in run.outcomes]
+    itl = [1000 * o.itl["p95"] for o in run.outcomes]
+    ends = [rates[0], rates[-1]]
+    curves = [
+        {"name": "p95 TTFT", "x": rates, "y": ttft},
+        {"name": "p95 ITL", "x": rates, "y": itl},
+        {"name": "TTFT SLO", "x": ends, "y": [1000 * stack.promise.ttft_p95_s] * 2},
+        {"name": "ITL SLO", "x": ends, "y": [1000 * stack.promise.itl_p95_s] * 2},
+        {"name": "throughput", "x": rates, "y": [o.throughput for o in run.outcomes]},
+        {"name": "goodput", "x": rates, "y": [o.goodput_tokens for o in run.outcomes]},
+    ]
+    rows = [[f"{o.rate:.2f}", f"{ttft[i]:,.0f}", f"{itl[i]:,.1f}", f"{o.throughput:,.0f}", f"{o.goodput_tokens:,.0f}",
+             f"{100 * o.met:.0f}%", grouped(o.preemptions)] for i, o in enumerate(run.outcomes)]
+    return {"curves": curves, "rows": rows}

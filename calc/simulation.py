@@ -1,0 +1,557 @@
+"""Document 15: a served stream, simulated one engine step at a time.
+
+A small deterministic discrete-event model of continuous (iteration-level) batching on one replica,
+built on the time model (calc.timing) and the ladder's cache (calc.kvcache):
+
+- Arrivals are Poisson: exponential gaps from Python's `random.Random(seed)`, the same Mersenne
+  Twister in CPython and Pyodide. One unit-rate draw is scaled to each request rate, so every rate
+  in a sweep sees the same requests (common random numbers: the curve is smooth, not noisy).
+- Lengths are lognormal through the traffic's p50 and p95 (the output's "long" is taken as its
+  p95), clipped so prompt + output fits the context limit: a named assumption; the traffic's p99
+  prompt is past what a lognormal through p50 and p95 gives, and past the limit.
+- Each iteration is one engine step, scheduled as vLLM V1 does: every running sequence decodes one
+  token, unfinished prompts continue in chunks, then waiting requests are admitted in arrival
+  order while the step's token budget (`max_num_batched_tokens`), the sequence cap (`max_num_seqs`)
+  and the cache's free blocks allow. The step's time is the time model's, from aggregates (sequences,
+  tokens held, prompt tokens in the step), so a step costs the same whatever the batch.
+- A request is admitted only if the cache has blocks for its whole prompt; decoding then grows it a
+  token at a time, and when the pool runs out the newest running request is preempted and
+  recomputed later (vLLM V1's policy), its output so far folded into its prompt.
+- Each sequence is charged its tokens plus one block for its partly filled last one (an upper bound
+  on paging's waste, within a block per sequence).
+
+What it leaves out: a sliding window's cap on what a long sequence reads (the model is charged every
+token), the CPU front end, prefix caching, speculative decoding, and every step's fixed overheads.
+"""
+from __future__ import annotations
+
+import heapq
+import math
+import random
+from collections import deque
+from dataclasses import dataclass, replace
+from functools import lru_cache
+
+from . import kvcache, operations
+from .roofline import weights_read
+from .stack import Pricing, Stack, Traffic
+from .timing import achieved, peak_compute, prefill_time
+from .units import COUNT, MS, PERCENT, SECONDS, TOKENS, TOKENS_PER_S, Result, Unit, given, grouped
+
+RATE = Unit("req/s", 1, "req/s", 2)
+
+Z95 = 1.6448536269514722  # the standard normal's 95th percentile
+
+
+
+
+@dataclass(frozen=True)
+class Lengths:
+    """The lognormal a length is drawn from: its median and its spread σ (of the logarithm)."""
+
+    median: float
+    sigma: float
+
+
+def lognormal_through(p50: float, p95: float) -> Lengths:
+    """The lognormal whose median is p50 and whose 95th percentile is p95: σ = ln(p95 ÷ p50) ÷ z₀.₉₅."""
+    return Lengths(p50, max(math.log(p95 / p50), 0.0) / Z95)
+
+
+@dataclass(frozen=True)
+class Drawn:
+    """The requests of one simulation at unit rate: arrival times (scale them by 1 ÷ rate), prompts
+    and outputs."""
+
+    arrivals: tuple[float, ...]
+    prompts: tuple[int, ...]
+    outputs: tuple[int, ...]
+
+
+@lru_cache(maxsize=64)
+def draw(seed: int, count: int, prompt: Lengths, output: Lengths, limit: int) -> Drawn:
+    """`count` requests: unit-rate Poisson arrivals and lognormal lengths, clipped to the limit."""
+    generator = random.Random(seed)
+    arrivals, prompts, outputs, clock = [], [], [], 0.0
+    for _ in range(count):
+        clock += generator.expovariate(1.0)
+        wanted_prompt = max(1, round(generator.lognormvariate(math.log(prompt.median), prompt.sigma)))
+        wanted_output = max(1, round(generator.lognormvariate(math.log(output.median), output.sigma)))
+        out = min(wanted_output, max(limit // 2, 1))
+        arrivals.append(clock)
+        prompts.append(max(1, min(wanted_prompt, limit - out)))
+        outputs.append(out)
+    return Drawn(tuple(arrivals), tuple(prompts), tuple(outputs))
+
+
+def drawn_for(stack: Stack) -> Drawn:
+    traffic = stack.traffic
+    return draw(stack.stream.seed, stack.stream.requests,
+                lognormal_through(traffic.prompt_p50, traffic.prompt_p95),
+                lognormal_through(traffic.output_p50, traffic.output_long), stack.context_limit)
+
+
+@dataclass(frozen=True)
+class StepCosts:
+    """The time model reduced to the constants one engine step needs, so a step's time is a few
+    multiplications: weights' reading time, and seconds per operation and per cached byte."""
+
+    weights_s: float
+    per_op_s: float
+    per_byte_s: float
+    decode_ops: float
+    prompt_ops: float
+    attention_ops: float
+    cache_bytes: float
+
+    def step(self, decoding: int, held: float, prompt_tokens: int, prompt_positions: float, prompt_read: float) -> float:
+        """One step: the matrix multiplies (every weight read once; decode tokens and prompt tokens
+        multiplied) then attention (every held token's cache read; the chunk's causal positions
+        computed), each the longer of its reading and its computing, as calc.timing times a step."""
+        matmuls = max(self.weights_s, (decoding * self.decode_ops + prompt_tokens * self.prompt_ops) * self.per_op_s)
+        attention = max((held + prompt_read) * self.cache_bytes * self.per_byte_s,
+                        (held + prompt_positions) * self.attention_ops * self.per_op_s)
+        return matmuls + attention
+
+
+@lru_cache(maxsize=64)
+def step_costs(stack: Stack) -> StepCosts:
+    compute = achieved(peak_compute(stack.card, stack.weight_precision), stack.efficiency.mfu, "MFU").value
+    bandwidth = achieved(stack.card.bandwidth, stack.efficiency.bandwidth_fraction, "bandwidth fraction").value
+    return StepCosts(
+        weights_s=weights_read(stack.model, stack.weight_precision).value / bandwidth,
+        per_op_s=1 / compute,
+        per_byte_s=1 / bandwidth,
+        decode_ops=operations.linear_ops_per_token(stack.model).value,
+        prompt_ops=2 * operations.block_parameters(stack.model),
+        attention_ops=operations.attention_ops_per_position(stack.model).value,
+        cache_bytes=kvcache.bytes_per_token(stack.model, stack.kv_precision).value,
+    )
+
+
+def scheduler_caps(stack: Stack) -> tuple[int, int]:
+    """max_num_seqs and max_num_batched_tokens: document 12's launch line's, or vLLM's defaults for
+    the card (calc.launch, from vllm/engine/arg_utils.py's get_batch_defaults)."""
+    from .launch import default_max_num_batched_tokens, default_max_num_seqs
+    serving = stack.serving
+    return (serving.max_num_seqs or default_max_num_seqs(stack.card),
+            serving.max_num_batched_tokens or default_max_num_batched_tokens(stack.card))
+
+
+def cache_blocks(stack: Stack) -> int:
+    """Blocks the ladder's KV budget holds."""
+    return int(kvcache.ladder(stack).token_capacity.value) // stack.block_size
+
+
+class _Request:
+    """One request's state as the scheduler sees it. `context`: tokens its current prefill must
+    compute (the prompt, and after a preemption the output so far as well); `base` and `started`:
+    tokens generated, and the step, when it last began decoding, so that what it holds at any step
+    is known without touching it every step."""
+
+    __slots__ = ("arrival", "prompt", "output", "context", "done", "generated", "base", "started", "state",
+                 "first", "last", "finish", "epoch")
+
+    def __init__(self, arrival: float, prompt: int, output: int):
+        self.arrival, self.prompt, self.output = arrival, prompt, output
+        self.context, self.done, self.generated, self.base, self.started = prompt, 0, 0, 0, 0
+        self.state = "waiting"
+        self.first = self.last = self.finish = math.inf
+        self.epoch = 0
+
+    def generated_by(self, step: int) -> int:
+        return self.base + step - self.started
+
+
+@dataclass(frozen=True)
+class Run:
+    """One simulation at one request rate: per-request times, every inter-token gap (as a value and
+    how many tokens waited it) from the measured window, and the first steps' trace of who was where."""
+
+    rate: float
+    requests: tuple[_Request, ...]
+    measured_from: int
+    gaps: tuple[tuple[float, int], ...]
+    window: tuple[float, float]
+    window_tokens: int
+    resident_integral: float
+    end: float
+    preemptions: int
+    peak_waiting: int
+    trace: tuple[tuple[float, int, int, int], ...]
+    steps: int
+
+
+MAX_STEPS_PER_REQUEST = 400
+
+
+def simulate(stack: Stack, rate: float, trace_steps: int = 0) -> Run:
+    """Serve the stack's drawn requests arriving at `rate` per second until all have finished, or
+    the step budget (generous: forty steps a request) runs out, which only a stream far past
+    saturation reaches."""
+    drawn = drawn_for(stack)
+    max_num_seqs, max_num_batched_tokens = scheduler_caps(stack)
+    # Every running sequence decodes a token each step, so no more may run than the step's budget holds.
+    running_cap = min(max_num_seqs, max_num_batched_tokens)
+    costs = step_costs(stack)
+    block = stack.block_size
+    capacity = cache_blocks(stack)
+    requests = [_Request(a / rate, p, o) for a, p, o in zip(drawn.arrivals, drawn.prompts, drawn.outputs)]
+    count = len(requests)
+    measured_from = min(int(count * stack.stream.warm_up), count - 1)
+    window = (requests[measured_from].arrival, requests[-1].arrival)
+    waiting: deque[_Request] = deque()
+    prefilling: list[_Request] = []
+    decoding_order: list[_Request] = []  # by when they began decoding; stale entries skipped lazily
+    finishing: list[tuple[int, int, int, _Request]] = []
+    decoding = resident = arrived = done = step = ticket = preemptions = peak_waiting = window_tokens = 0
+    held = charged = 0.0  # tokens the decoding sequences hold; tokens charged to the pool by all resident
+    clock = resident_integral = 0.0
+    gaps: list[tuple[float, int]] = []
+    trace: list[tuple[float, int, int, int]] = []
+    max_steps = MAX_STEPS_PER_REQUEST * count
+
+    while done < count and step < max_steps:
+        while arrived < count and requests[arrived].arrival <= clock:
+            waiting.append(requests[arrived])
+            arrived += 1
+        if not waiting and not prefilling and not decoding:
+            clock = requests[arrived].arrival
+            continue
+        budget = max_num_batched_tokens - decoding
+        prompt_tokens, positions, prompt_read = 0, 0.0, 0.0
+        completing: list[_Request] = []
+        for request in prefilling:
+            if budget <= 0:
+                break
+            chunk = min(request.context - request.done, budget)
+            positions += chunk * request.done + chunk * (chunk + 1) / 2
+            prompt_read += request.done + chunk
+            prompt_tokens += chunk
+            budget -= chunk
+            request.done += chunk
+            if request.done == request.context:
+                completing.append(request)
+        while waiting and budget > 0 and resident < running_cap \
+                and charged / block + resident + math.ceil(waiting[0].context / block) + 1 <= capacity:
+            request = waiting.popleft()
+            request.state = "prefill"
+            resident += 1
+            charged += request.context
+            prefilling.append(request)
+            chunk = min(request.context, budget)
+            positions += chunk * (chunk + 1) / 2
+            prompt_read += chunk
+            prompt_tokens += chunk
+            budget -= chunk
+            request.done = chunk
+            if chunk == request.context:
+                completing.append(request)
+        if waiting and not resident:  # a prompt longer than the whole cache: refused, never served
+            refused = waiting.popleft()
+            refused.state = "refused"
+            done += 1
+            continue
+        peak_waiting = max(peak_waiting, len(waiting))
+        if step < trace_steps:
+            trace.append((clock, len(waiting), len(prefilling), decoding))
+        duration = costs.step(decoding, held, prompt_tokens, positions, prompt_read)
+        resident_integral += (arrived - done) * duration
+        measured = window[0] <= clock <= window[1]
+        clock += duration
+        step += 1
+        if decoding:
+            gaps.append((duration, decoding if measured else 0))
+            window_tokens += decoding if measured else 0
+            held += decoding
+            charged += decoding
+        for request in completing:
+            prefilling.remove(request)
+            if request.generated:  # prefilled again after a preemption: its next token ends a gap
+                gaps.append((clock - request.last, 1 if measured else 0))
+            else:
+                request.first = clock
+            request.generated += 1
+            request.last = clock
+            window_tokens += 1 if measured else 0
+            if request.generated >= request.output:
+                request.finish, request.state = clock, "done"
+                resident -= 1
+                charged -= request.context
+                done += 1
+                continue
+            request.state, request.base, request.started = "decode", request.generated, step
+            decoding += 1
+            held += request.context + 1
+            charged += 1
+            ticket += 1
+            decoding_order.append(request)
+            heapq.heappush(finishing, (step + request.output - request.generated, ticket, request.epoch, request))
+        while finishing and finishing[0][0] <= step:
+            _, _, epoch, request = heapq.heappop(finishing)
+            if epoch != request.epoch:
+                continue
+            request.generated = request.output
+            request.finish = request.last = clock
+            request.state = "done"
+            decoding -= 1
+            resident -= 1
+            held -= request.prompt + request.output
+            charged -= request.prompt + request.output
+            done += 1
+        while charged / block + resident > capacity and decoding > 1:
+            victim = decoding_order.pop()
+            if victim.state != "decode":
+                continue
+            made = victim.generated_by(step)
+            decoding -= 1
+            resident -= 1
+            held -= victim.prompt + made
+            charged -= victim.prompt + made
+            victim.epoch += 1
+            victim.generated, victim.last = made, clock
+            victim.context, victim.done, victim.state = victim.prompt + made, 0, "waiting"
+            waiting.appendleft(victim)
+            preemptions += 1
+        if len(decoding_order) > 2 * decoding + 64:
+            decoding_order = [r for r in decoding_order if r.state == "decode"]
+    return Run(rate, tuple(requests), measured_from, tuple(gaps), window, window_tokens, resident_integral, clock,
+               preemptions, peak_waiting, tuple(trace), step)
+
+
+def weighted_percentiles(samples: list[tuple[float, int]], shares: dict[str, float]) -> dict[str, float]:
+    """Nearest-rank percentiles of weighted samples: each (value, weight) stands for `weight` tokens
+    that waited `value`."""
+    total = sum(weight for _, weight in samples)
+    ordered = sorted(samples)
+    found = {}
+    for name, share in shares.items():
+        rank, running, value = max(1, math.ceil(share * total)), 0, 0.0
+        for value, weight in ordered:
+            running += weight
+            if running >= rank:
+                break
+        found[name] = value if total else 0.0
+    return found
+
+
+def percentile(values: list[float], share: float) -> float:
+    """Nearest rank: the smallest value with at least `share` of the values at or below it."""
+    ordered = sorted(values)
+    return ordered[max(1, math.ceil(share * len(ordered))) - 1] if ordered else 0.0
+
+
+@dataclass(frozen=True)
+class Outcome:
+    """What one simulated rate measured, warm-up discarded: TTFT and ITL percentiles, throughput,
+    goodput, and the queue. A request meets the promise when its TTFT is within the TTFT SLO and
+    its mean gap between tokens (TPOT, DistServe's per-request measure) within the ITL SLO."""
+
+    rate: float
+    ttft: dict[str, float]
+    itl: dict[str, float]
+    throughput: float
+    goodput_requests: float
+    goodput_tokens: float
+    met: float
+    preemptions: int
+    peak_waiting: int
+    mean_in_system: float
+    mean_time_in_system: float
+    arrival_rate: float
+    unfinished: int
+    span: float
+    good: int
+    measured: int
+
+
+SHARES = {"p50": 0.50, "p95": 0.95, "p99": 0.99}
+
+
+def measure(stack: Stack, run: Run) -> Outcome:
+    promise = stack.promise
+    measured = run.requests[run.measured_from:]
+    served = [r for r in measured if r.state != "refused"]
+    ttfts = [min(r.first, run.end) - r.arrival for r in served]
+    good = [r for r in served if r.first - r.arrival <= promise.ttft_p95_s and r.finish < math.inf
+            and (r.output == 1 or (r.finish - r.first) / (r.output - 1) <= promise.itl_p95_s)]
+    span = max(run.window[1] - run.window[0], 1e-9)
+    finished = [r for r in run.requests if r.finish < math.inf]
+    return Outcome(
+        rate=run.rate,
+        ttft={k: percentile(ttfts, share) for k, share in SHARES.items()},
+        itl=weighted_percentiles(list(run.gaps), SHARES),
+        throughput=run.window_tokens / span,
+        goodput_requests=len(good) / span,
+        goodput_tokens=sum(_within(r, run.window) for r in good) / span,
+        met=len(good) / max(len(measured), 1),
+        preemptions=run.preemptions,
+        peak_waiting=run.peak_waiting,
+        mean_in_system=run.resident_integral / run.end if run.end else 0.0,
+        mean_time_in_system=sum(r.finish - r.arrival for r in finished) / max(len(finished), 1),
+        arrival_rate=len(finished) / run.end if run.end else 0.0,
+        unfinished=len(run.requests) - len(finished),
+        span=span,
+        good=len(good),
+        measured=len(measured),
+    )
+
+
+def _within(request: _Request, window: tuple[float, float]) -> float:
+    """The request's tokens produced inside the measured window, taken as spread evenly between its
+    first token and its last."""
+    if request.finish <= request.first:
+        return float(window[0] <= request.first <= window[1])
+    overlap = min(request.finish, window[1]) - max(request.first, window[0])
+    return request.output * max(overlap, 0.0) / (request.finish - request.first)
+
+
+@dataclass(frozen=True)
+class ClosedForm:
+    """The knee without simulating: the time model and Little's Law.
+
+    With λ requests a second, each prefilling its mean prompt in p seconds, the card spends λ·p of
+    every second prefilling, and decode steps share the rest. By Little's Law the sequences decoding
+    together are B = λ × output × ITL, and each waits a step plus its share of the prefill time:
+    ITL = step(B) ÷ (1 − λ·p). Solved together (a fixed point), the largest λ whose ITL stays within
+    the SLO is the ITL-bound rate; the rate at which the card is busy all the time,
+    λ·p + λ·output·step(B) ÷ B = 1, is saturation."""
+
+    prefill: Result
+    mean_prompt: Result
+    mean_output: Result
+    itl_bound: Result
+    saturation: Result
+    batch_at_saturation: Result
+    step_at_saturation: Result
+
+
+def _mean_step(costs: StepCosts, batch: float, held: float) -> float:
+    return costs.step(batch, batch * held, 0, 0.0, 0.0)
+
+
+def _itl_at(costs: StepCosts, rate: float, prefill: float, output: float, held: float, cap: float) -> float:
+    """The fixed point of B = λ·output·ITL, ITL = step(B) ÷ (1 − λp), reached by iterating from a batch
+    of one; infinite where there is none, or where the iteration does not settle."""
+    spare = 1 - rate * prefill
+    if spare <= 0:
+        return math.inf
+    itl = _mean_step(costs, 1, held) / spare
+    for _ in range(500):
+        batch = max(rate * output * itl, 1.0)
+        if batch > cap:  # more sequences than the engine runs at once or the cache holds
+            return math.inf
+        following = _mean_step(costs, batch, held) / spare
+        if following > 100 * itl or following > 60:
+            return math.inf
+        if abs(following - itl) <= 1e-9 * itl:
+            return following
+        itl = following
+    return math.inf  # no settled batch: each step's growth outruns the time it frees
+
+
+def _bisect(predicate, low: float, high: float) -> float:
+    """The largest rate in [low, high] for which `predicate` holds, predicate monotone."""
+    for _ in range(40):
+        middle = (low + high) / 2
+        low, high = (middle, high) if predicate(middle) else (low, middle)
+    return low
+
+
+@lru_cache(maxsize=16)
+def closed_form(stack: Stack) -> ClosedForm:
+    costs = step_costs(stack)
+    drawn = drawn_for(stack)
+    prompt = sum(drawn.prompts) / len(drawn.prompts)
+    output = sum(drawn.outputs) / len(drawn.outputs)
+    held = prompt + output / 2
+    prefill = prefill_time(stack, max(1, round(prompt))).value
+    slo = stack.promise.itl_p95_s
+    ceiling = 1 / prefill
+    capacity_tokens = kvcache.ladder(stack).token_capacity.value
+    seqs, budget = scheduler_caps(stack)
+    cap = min(capacity_tokens / (held + stack.block_size), seqs, budget)
+    itl_bound = _bisect(lambda rate: _itl_at(costs, rate, prefill, output, held, cap) <= slo, 0.0, ceiling)
+    bound_itl = min(_itl_at(costs, itl_bound, prefill, output, held, cap), slo)
+    bound_batch = max(itl_bound * output * bound_itl, 1.0)
+    bound_step = _mean_step(costs, bound_batch, held)
+    # Saturation: the card is busy all the time, at the largest batch the cache admits.
+    batch = max(cap, 1.0)
+    step = _mean_step(costs, batch, held)
+    per_request = prefill + output * step / batch
+    saturation = 1 / per_request
+    return ClosedForm(
+        prefill=Result(prefill, MS, formula="prefill time of the mean prompt (the time model)",
+                       worked=f"the time model at {TOKENS.show(prompt)}: {MS.show(prefill)}"),
+        mean_prompt=given(prompt, TOKENS, "mean prompt drawn"),
+        mean_output=given(output, TOKENS, "mean output drawn"),
+        itl_bound=Result(itl_bound, RATE, formula="largest λ with step(B) ÷ (1 − λ × prefill) ≤ ITL SLO, B = λ × output × ITL",
+                         worked=(f"{RATE.precise(itl_bound, 7)} × {TOKENS.precise(output, 7)} × {MS.precise(bound_itl, 7)} = "
+                                 f"{COUNT.precise(bound_batch)} sequences; "
+                                 f"{MS.precise(bound_step, 7)} ÷ (1 − {RATE.precise(itl_bound, 7)} × {MS.precise(prefill, 7)}) = "
+                                 f"{MS.show(bound_itl)}")),
+        saturation=Result(saturation, RATE, formula="1 ÷ (prefill + output × step(B) ÷ B), B the batch the cache admits",
+                          worked=(f"1 ÷ ({MS.precise(prefill)} + {TOKENS.number(output, 2)} × {MS.precise(step)} ÷ "
+                                  f"{COUNT.number(batch, 2)}) = {RATE.show(saturation)}")),
+        batch_at_saturation=Result(batch, COUNT, formula="min(token capacity ÷ (mean tokens held + a block), max_num_seqs, "
+                                                        "max_num_batched_tokens)",
+                                   worked=(f"min({grouped(capacity_tokens)} ÷ ({TOKENS.number(held, 2)} + {stack.block_size}), "
+                                           f"{grouped(seqs)} sequences, {grouped(budget)} tokens) = "
+                                           f"{COUNT.number(batch, 2)}")),
+        step_at_saturation=Result(step, MS, formula="the time model's step at that batch",
+                                  worked=(f"the time model's step at {COUNT.number(batch, 2)} sequences of {TOKENS.number(held, 2)} "
+                                          f"tokens: {MS.show(step)}")),
+    )
+
+
+SWEEP = (0.4, 0.6, 0.75, 0.9, 1.0, 1.15, 1.3, 1.6)  # request rates, as fractions of the closed-form saturation
+
+
+@dataclass(frozen=True)
+class Sweep:
+    """The stream simulated at rates either side of saturation, and what it finds: the knee (the
+    lowest rate at which a p95 crosses its SLO, interpolated between the rates run) and goodput's peak."""
+
+    outcomes: tuple[Outcome, ...]
+    closed: ClosedForm
+
+    @property
+    def rates(self) -> list[float]:
+        return [o.rate for o in self.outcomes]
+
+    def crossing(self, over) -> tuple[float, float, float, float] | None:
+        """Where `over(outcome)` (a p95 ÷ its SLO) first reaches 1: the two rates either side and their
+        ratios (the first rate twice if it is already over). None if it never does."""
+        previous = None
+        for outcome in self.outcomes:
+            ratio = over(outcome)
+            if ratio >= 1:
+                return (*(previous or (outcome.rate, ratio)), outcome.rate, ratio)
+            previous = (outcome.rate, ratio)
+        return None
+
+
+def sweep(stack: Stack) -> Sweep:
+    """The sweep for this stack; the fleet's peak rate and the price do not change one replica's
+    stream, so they are left out of what the cache is keyed on."""
+    return _sweep(replace(stack, traffic=replace(stack.traffic, requests_per_s=Traffic.requests_per_s), price=Pricing()))
+
+
+@lru_cache(maxsize=16)
+def _sweep(stack: Stack) -> Sweep:
+    closed = closed_form(stack)
+    rates = tuple(fraction * closed.saturation.value for fraction in SWEEP)
+    return Sweep(tuple(measure(stack, simulate(stack, rate)) for rate in rates), closed)
+
+
+BURST_RATE = 1e9  # requests a second: every request arrives at once, as `vllm bench serve --request-rate inf` sends them
+
+
+def burst(stack: Stack) -> Outcome:
+    """Every request sent at time zero, the way a benchmark with an infinite request rate sends them."""
+    return _burst(replace(stack, traffic=replace(stack.traffic, requests_per_s=Traffic.requests_per_s), price=Pricing()))
+
+
+@lru_cache(maxsize=16)
+def _burst(stack: Stack) -> Outcome:
+    return measure(stack, simulate(stack, BURST_RATE))

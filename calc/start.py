@@ -1,0 +1,182 @@
+"""Document 00: the reference stack carried through every track to one screen of headline figures.
+
+Nothing here is a new model. The cache and the user counts are document 06's ladder, prefill and
+the decode step are document 05's time model at the batch the cache admits (facts.workload), the
+floor and the ridge are document 04's roofline, and the traffic load is facts.traffic_load. What
+this module adds is the last three lines of the chain: Little's law on the request time, the load
+rounded up to whole cards, and whole cards at the named hourly price turned into dollars per
+million generated tokens. Documents 14 and 15 plan and price a fleet properly; this is the
+first look an interviewer expects on a whiteboard.
+"""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+from . import roofline, timing
+from .stack import Stack
+from .units import COUNT, SECONDS, TOKENS, Result, Unit, given, grouped, plain
+
+SECONDS_PER_HOUR = 3_600
+
+DOLLARS_PER_HOUR = Unit("USD per hour", 1, "/h", 2, spaced=False, prefix="$")
+DOLLARS_PER_MILLION = Unit("USD per million tokens", 1e-6, "per M tokens", 3, prefix="$")
+TOKENS_PER_HOUR = Unit("tokens per hour", 1e6, "M tokens/h", 1)
+CARDS = Unit("cards", 1, "cards", 2, significant=3)
+
+# The six formulas document 00 asks a reader to write from memory (the cache formula is kvcache.FORMULA).
+WEIGHTS_FORMULA = "bytes = parameters × bytes_per_parameter"
+FLOOR_FORMULA = "seconds per step ≥ (weight bytes + cache bytes) ÷ bandwidth"
+RIDGE_FORMULA = "ridge (FLOP/byte) = dense peak FLOP/s ÷ bandwidth"
+LITTLE_FORMULA = "in flight = arrival rate × time in system"
+COST_FORMULA = "$ per M tokens = $ per hour ÷ tokens per hour × 10⁶"
+
+
+@dataclass(frozen=True)
+class Fleet:
+    """The traffic carried to cards and dollars: how many requests are in flight, how many whole
+    cards the two phases need, and what a million generated tokens costs on them."""
+
+    request: Result
+    in_flight: Result
+    by_memory: Result
+    load: Result
+    gpus: Result
+    spend: Result
+    tokens_per_hour: Result
+    per_million: Result
+
+
+def gpu_count(value: int) -> str:
+    return f"{grouped(value)} GPU" if value == 1 else f"{grouped(value)} GPUs"
+
+
+def in_flight(rate: float, request: Result) -> Result:
+    """Little's law: requests arriving per second × seconds each spends in the system."""
+    value = rate * request.value
+    return Result(value, COUNT, formula="requests per second × seconds per request (Little's law)",
+                  worked=f"{plain(rate)} /s × {SECONDS.precise(request.value)} = {COUNT.show(value)} in flight")
+
+
+def cards_by_memory(in_flight: Result, users_per_card: Result) -> Result:
+    """The cards the cache alone asks for: every request in flight resident, at the users one card
+    admits at this length. A lower bound, since it charges prefill no time at all."""
+    value = max(math.ceil(round(in_flight.value / max(users_per_card.value, 1), 9)), 1)
+    return Result(value, COUNT, formula="⌈requests in flight ÷ users one card admits⌉",
+                  worked=f"⌈{in_flight.operand} ÷ {users_per_card.number()}⌉ = {gpu_count(value)}")
+
+
+def card_load(prefill_cards: Result, decode_cards: Result) -> Result:
+    """Card-seconds per second the two phases ask for, added: prefill and decode share the cards."""
+    value = prefill_cards.value + decode_cards.value
+    return Result(value, CARDS, formula="prefill card-seconds per second + decode card-seconds per second",
+                  worked=f"{CARDS.precise(prefill_cards.value)} + {CARDS.precise(decode_cards.value)} = {CARDS.show(value)}")
+
+
+def whole_cards(load: Result) -> Result:
+    """Cards come whole: the load rounded up, and at least one."""
+    value = max(math.ceil(round(load.value, 9)), 1)
+    return Result(value, COUNT, formula="⌈card load⌉", worked=f"⌈{load.operand}⌉ = {gpu_count(value)}")
+
+
+def hourly_spend(gpus: Result, gpu_hour_usd: float) -> Result:
+    """What the cards cost for an hour, at the named rental price."""
+    value = gpus.value * gpu_hour_usd
+    return Result(value, DOLLARS_PER_HOUR, formula="GPUs × $ per GPU-hour",
+                  worked=f"{gpus} × {DOLLARS_PER_HOUR.show(gpu_hour_usd)} = {DOLLARS_PER_HOUR.show(value)}")
+
+
+def generated_per_hour(rate: float, output: int) -> Result:
+    """Tokens the traffic generates in an hour: the tokens a bill per output token counts."""
+    value = rate * output * SECONDS_PER_HOUR
+    return Result(value, TOKENS_PER_HOUR, formula="requests per second × output tokens × 3,600 s",
+                  worked=f"{plain(rate)} × {grouped(output)} × {grouped(SECONDS_PER_HOUR)} = {grouped(round(value))} tokens/h")
+
+
+def cost_per_million(spend: Result, tokens_per_hour: Result) -> Result:
+    """Dollars per hour ÷ tokens per hour, scaled to a million tokens."""
+    value = spend.value / tokens_per_hour.value
+    return Result(value, DOLLARS_PER_MILLION, formula=COST_FORMULA,
+                  worked=(f"{spend} ÷ {grouped(round(tokens_per_hour.value))} tokens/h × 1,000,000 = "
+                          f"{DOLLARS_PER_MILLION.show(value)}"))
+
+
+def fleet(stack: Stack, workload: dict) -> Fleet:
+    """The workload's request time and load (facts.workload) turned into cards and dollars."""
+    rate = stack.traffic.requests_per_s
+    flight = in_flight(rate, workload["request"])
+    load = card_load(workload["load"]["prefill_cards"], workload["load"]["decode_cards"])
+    gpus = whole_cards(load)
+    spend = hourly_spend(gpus, stack.price.gpu_hour_usd)
+    tokens = generated_per_hour(rate, stack.workload.output)
+    return Fleet(
+        request=workload["request"],
+        in_flight=flight,
+        by_memory=cards_by_memory(flight, workload["admitted"]),
+        load=load,
+        gpus=gpus,
+        spend=spend,
+        tokens_per_hour=tokens,
+        per_million=cost_per_million(spend, tokens),
+    )
+
+
+def decode_floor(stack: Stack, context: int) -> Result:
+    """Document 04's floor for one sequence at the request's midpoint: its bytes at full bandwidth."""
+    read = roofline.decode_read(stack.model, stack.weight_precision, stack.kv_precision, 1,
+                                stack.model.tokens_cached(context))
+    return roofline.step_floor(read, stack.card)
+
+
+def section(stack: Stack, made) -> dict[str, object]:
+    """Every track's headline for this stack, each the result of the document that derives it."""
+    ladder, workload = made["ladder"], made["workload"]
+    return {
+        "rate": given(stack.traffic.requests_per_s, COUNT, "requests per second at peak"),
+        "context": given(stack.context_limit, TOKENS, "context limit"),
+        "per_token": ladder.per_token,
+        "per_user": ladder.per_user,
+        "users_worst": ladder.users_worst,
+        "users_paged": workload["admitted"],
+        "prefill": workload["prefill"],
+        "step": workload["step"],
+        "batch": workload["batch"],
+        "floor": decode_floor(stack, int(workload["context"].value)),
+        "ridge": timing.ridge_point(stack.card, stack.weight_precision),
+        "fleet": fleet(stack, workload),
+        "formulas": {
+            "weights": WEIGHTS_FORMULA,
+            "floor": FLOOR_FORMULA,
+            "ridge": RIDGE_FORMULA,
+            "little": LITTLE_FORMULA,
+            "cost": COST_FORMULA,
+        },
+    }
+
+
+RATE_MULTIPLES = (0.125, 0.25, 0.5, 1, 2, 4)
+
+
+def load_curves(stack: Stack) -> list[dict]:
+    """At request rates around the stack's own: each phase's card load, the whole cards they round
+    up to, and the dollars per million generated tokens those cards cost."""
+    from dataclasses import replace
+
+    from .facts import facts
+    rates = [stack.traffic.requests_per_s * m for m in RATE_MULTIPLES]
+    runs = [facts(replace(stack, traffic=replace(stack.traffic, requests_per_s=r))) for r in rates]
+    loads = [run["workload"]["load"] for run in runs]
+    fleets = [run["start"]["fleet"] for run in runs]
+    x = [f"{plain(r)}/s" for r in rates]  # categories: the page redraws these as they are
+    return [
+        {"name": "prefill (card-seconds per second)", "x": x, "y": [round(load["prefill_cards"].value, 3) for load in loads]},
+        {"name": "decode (card-seconds per second)", "x": x, "y": [round(load["decode_cards"].value, 3) for load in loads]},
+        {"name": "whole GPUs", "x": x, "y": [int(f.gpus.value) for f in fleets]},
+        {"name": "$ per M generated tokens", "x": x, "y": [round(f.per_million.value * 1e6, 4) for f in fleets]},
+    ]
+
+
+def load_rows(curves: list[dict]) -> list[list[str]]:
+    """The chart's data table: one row per request rate."""
+    return [[x, f"{curves[0]['y'][i]:.2f}", f"{curves[1]['y'][i]:.2f}", str(curves[2]['y'][i]),
+             f"${curves[3]['y'][i]:.3f}"] for i, x in enumerate(curves[0]["x"])]

@@ -1,0 +1,255 @@
+"""Document 11: the per-GPU ladders of Llama 3.1 70B at tensor-parallel 2, 4 and 8 and of the 405B in
+fp8 on a node, and the all-reduce traffic of a decode step, each derived here by hand from the
+config's numbers (read from calc's config dicts) and the card's datasheet fields; the parallel
+calculator in CPython and in Chromium over file://, with its bad-input battery."""
+from __future__ import annotations
+
+import math
+from dataclasses import replace
+
+import pytest
+
+from arithmetic import check
+from calc import parallel
+from calc.calculators import PARALLEL
+from calc.cards import H100_SXM, H200_SXM, L40S
+from calc.facts import facts
+from calc.models import DEEPSEEK_V3_CONFIG, LLAMA_3_1_405B_CONFIG, LLAMA_3_1_70B_CONFIG
+from calc.present import leaves
+from calc.stack import REFERENCE
+from calc.units import Result
+from conftest import Calculator, booted_page
+
+POOL = H100_SXM.engine_capacity.value * REFERENCE.gpu_memory_utilization  # the total the engine multiplies, from calc's card data
+RESERVE = REFERENCE.activation_reserve_bytes
+LIMIT, BLOCK, TYPICAL = REFERENCE.context_limit, REFERENCE.block_size, REFERENCE.typical_conversation
+
+
+def llama_counts(config: dict) -> tuple[int, int, int, int]:
+    """Block matrices, K and V projections, norms and embedding of a Llama config, counted by hand."""
+    layers, hidden = config["num_hidden_layers"], config["hidden_size"]
+    heads, kv = config["num_attention_heads"], config["num_key_value_heads"]
+    head_dim = hidden // heads
+    ffn = config["intermediate_size"]
+    attention = 2 * hidden * heads * head_dim + 2 * hidden * kv * head_dim
+    blocks = layers * (attention + 3 * hidden * ffn)
+    kv_projections = layers * 2 * hidden * kv * head_dim
+    norms = layers * 2 * hidden + hidden
+    return blocks, kv_projections, norms, config["vocab_size"] * hidden
+
+
+def per_gpu_ladder(config: dict, weight_bytes: float, tp: int, pp: int = 1) -> dict[str, float]:
+    """One GPU's ladder, by hand: the blocks split tp ways over ⌈layers ÷ pp⌉ layers, one vocabulary
+    slice of each table on the stage, norms whole; the KV heads split."""
+    layers, hidden = config["num_hidden_layers"], config["hidden_size"]
+    heads, kv = config["num_attention_heads"], config["num_key_value_heads"]
+    blocks, _, _, _ = llama_counts(config)
+    stage = math.ceil(layers / pp)
+    tables = (2 if pp == 1 else 1) * math.ceil(config["vocab_size"] / tp) * hidden  # 128,256 is a multiple of 64
+    weights = blocks * stage / layers / tp * weight_bytes + (tables + stage * 2 * hidden + hidden) * 2
+    budget = POOL - weights - RESERVE
+    per_token = 2 * stage * (kv // tp) * (hidden // heads) * 2
+    tokens = budget // (BLOCK * per_token) * BLOCK
+    return {"weights": weights, "budget": budget, "per_token": per_token, "tokens": tokens,
+            "users": tokens // LIMIT, "paged": tokens // (math.ceil(TYPICAL / BLOCK) * BLOCK)}
+
+
+@pytest.fixture(scope="module")
+def section():
+    return facts()["parallel"]
+
+
+def test_the_counts_by_hand_agree_with_calcs_whole_model():
+    from calc.models import LLAMA_3_1_70B
+    from calc.precision import BF16, weight_bytes
+    blocks, _, norms, table = llama_counts(LLAMA_3_1_70B_CONFIG)
+    assert weight_bytes(LLAMA_3_1_70B, BF16).value == (blocks + norms + 2 * table) * 2
+    assert parallel.weights_per_gpu(LLAMA_3_1_70B, BF16, 1, 1).value == weight_bytes(LLAMA_3_1_70B, BF16).value
+
+
+@pytest.mark.parametrize("tp", [2, 4, 8])
+def test_the_70b_ladder_per_gpu_at_each_degree(section, tp):
+    expected = per_gpu_ladder(LLAMA_3_1_70B_CONFIG, 2, tp)
+    split = section["degrees"][f"tp{tp}"].plan
+    assert split.pool.value == pytest.approx(POOL)
+    assert split.weights.value == pytest.approx(expected["weights"])
+    assert split.kv_budget.value == pytest.approx(expected["budget"])
+    assert split.per_token.value == expected["per_token"]
+    assert split.token_capacity.value == expected["tokens"]
+    assert split.users_worst.value == expected["users"]
+    assert split.users_paged.value == expected["paged"]
+    assert split.node_users.value == expected["users"] * (8 // tp)
+
+
+def test_the_70b_does_not_load_on_one_card(section):
+    blocks, _, norms, table = llama_counts(LLAMA_3_1_70B_CONFIG)
+    one = section["degrees"]["tp1"]
+    assert one.plan.kv_budget.value == pytest.approx(POOL - (blocks + norms + 2 * table) * 2 - RESERVE) and one.plan.kv_budget.value < 0
+    assert one.lone is None and one.busy is None
+    assert section["fits"]["l70_bf16"].smallest == "tensor-parallel 2"
+
+
+def test_the_405b_in_fp8_on_a_node(section):
+    blocks, _, norms, table = llama_counts(LLAMA_3_1_405B_CONFIG)
+    expected = per_gpu_ladder(LLAMA_3_1_405B_CONFIG, 1, 8)
+    split = section["l405_fp8"]
+    assert split.weights.value == pytest.approx(expected["weights"])
+    assert split.weights.value == pytest.approx((blocks / 8 * 1 + (2 * table / 8 + norms) * 2))
+    assert split.per_token.value == 2 * 126 * 1 * 128 * 2
+    assert split.users_worst.value == expected["users"]
+    assert section["fits"]["l405_fp8"].smallest == "tensor-parallel 8"
+    assert section["fits"]["l405_bf16"].smallest == "more than one node"
+
+
+def test_the_405b_in_bf16_over_two_stages(section):
+    expected = per_gpu_ladder(LLAMA_3_1_405B_CONFIG, 2, 8, pp=2)
+    split = section["l405_bf16"]
+    assert split.layers.value == 63
+    assert split.weights.value == pytest.approx(expected["weights"])
+    assert split.users_worst.value == expected["users"]
+    assert section["bubble"].value == pytest.approx((2 - 1) / (REFERENCE.parallel.microbatches + 2 - 1))
+
+
+def test_all_reduce_traffic_of_a_decode_step(section):
+    hidden, layers = LLAMA_3_1_70B_CONFIG["hidden_size"], LLAMA_3_1_70B_CONFIG["num_hidden_layers"]
+    link = H100_SXM.interconnect_gb_per_s * 1e9 / 2 * REFERENCE.parallel.link_fraction
+    latency = REFERENCE.parallel.latency_s
+    for batch, step in ((1, section["lone"]), (int(section["step"].batch.value), section["step"])):
+        message = batch * hidden * 2
+        traffic = 2 * (4 - 1) / 4 * message
+        reduces = step.all_reduce
+        assert reduces.count.value == 2 * layers + 1
+        assert reduces.message.value == message
+        assert reduces.traffic.value == pytest.approx(traffic)
+        assert reduces.bytes.value == pytest.approx((2 * layers + 1) * traffic)
+        assert reduces.each.value == pytest.approx(latency + traffic / link)
+        assert reduces.time.value == pytest.approx((2 * layers + 1) * (latency + traffic / link))
+    assert section["step"].batch.value == per_gpu_ladder(LLAMA_3_1_70B_CONFIG, 2, 4)["users"]
+
+
+def test_the_step_and_its_share(section):
+    """One GPU's kernels by the time model, then the all-reduces after them."""
+    hidden, layers, vocab = (LLAMA_3_1_70B_CONFIG[k] for k in ("hidden_size", "num_hidden_layers", "vocab_size"))
+    weights = per_gpu_ladder(LLAMA_3_1_70B_CONFIG, 2, 4)["weights"]
+    read = weights - vocab / 4 * hidden * 2                 # its embedding slice is gathered, not read
+    bandwidth = H100_SXM.hbm_tb_per_s * 1e12 * REFERENCE.efficiency.bandwidth_fraction
+    lone = section["lone"]
+    assert lone.matmuls.reading.value == pytest.approx(read / bandwidth)
+    assert lone.attention.bytes.value == REFERENCE.traffic.prompt_p50 * 2 * layers * (8 // 4) * (hidden // 64) * 2
+    communicating = lone.all_reduce.time.value
+    assert lone.time.value == pytest.approx(lone.matmuls.time.value + lone.attention.time.value + communicating)
+    assert lone.share.value == pytest.approx(communicating / lone.time.value)
+    assert section["lone"].all_reduce.latency_share.value > 0.9, "a decode all-reduce is nearly all fixed cost"
+    eight = section["degrees"]["tp8"].lone.share.value
+    assert eight > section["degrees"]["tp4"].lone.share.value, "more GPUs, a larger share communicating"
+
+
+def test_the_ring_and_the_link():
+    for n in (2, 4, 8):
+        assert parallel.ring_factor(n).value == 2 * (n - 1) / n
+    assert parallel.one_way(H100_SXM).value == H100_SXM.interconnect_gb_per_s * 1e9 / 2
+    assert parallel.one_way(L40S).value == L40S.interconnect_gb_per_s * 1e9 / 2
+
+
+def test_kv_heads_are_replicated_past_their_count(section):
+    kv, layers = LLAMA_3_1_405B_CONFIG["num_key_value_heads"], LLAMA_3_1_405B_CONFIG["num_hidden_layers"]
+    assert section["beyond"]["copies"].value == 16 // kv
+    assert section["beyond"]["at_two_nodes"].value == section["beyond"]["at_node"].value == 2 * layers * 1 * 128 * 2
+    from calc.models import LLAMA_3_1_405B
+    blocks, projections, _, _ = llama_counts(LLAMA_3_1_405B_CONFIG)
+    assert parallel.matrices_per_gpu(LLAMA_3_1_405B, 16, 1).value == pytest.approx((blocks - projections) / 16 + projections / kv)
+
+
+def test_moe_saves_operations_not_memory(section):
+    deepseek = section["deepseek"]
+    assert deepseek["weights"].value > 8 * POOL
+    assert deepseek["over"].value == pytest.approx(deepseek["weights"].value - 8 * POOL)
+    assert deepseek["active_share"].value < 0.06
+    hidden, chosen = DEEPSEEK_V3_CONFIG["hidden_size"], DEEPSEEK_V3_CONFIG["num_experts_per_tok"]
+    assert section["expert"]["per_token"].value == 2 * chosen * hidden * 2 * 7 / 8
+    assert section["expert"]["tensor_per_token"].value == 2 * 2 * 7 / 8 * hidden * 2
+
+
+def test_a_latent_cache_is_copied_by_tensor_parallelism(section):
+    latent = section["latent"]
+    layers = DEEPSEEK_V3_CONFIG["num_hidden_layers"]
+    per_token = layers * (DEEPSEEK_V3_CONFIG["kv_lora_rank"] + DEEPSEEK_V3_CONFIG["qk_rope_head_dim"]) * 2
+    assert latent["tp"].per_token.value == per_token, "the whole latent on every GPU"
+    pool = H200_SXM.engine_capacity.value * REFERENCE.gpu_memory_utilization
+    tokens = (pool - latent["tp"].weights.value - RESERVE) // (BLOCK * per_token) * BLOCK
+    assert latent["tp"].users_worst.value == tokens // LIMIT
+    each = (pool - latent["dp_weights"].value - RESERVE) // (BLOCK * per_token) * BLOCK // LIMIT
+    assert latent["dp_users"].value == 8 * each > latent["tp"].users_worst.value
+
+
+def test_every_worked_line_adds_up(section):
+    for path, value in leaves({"parallel": section}, depth=6):
+        if isinstance(value, Result) and value.worked:
+            assert check(value.worked) == [], (path, value.worked)
+
+
+@pytest.mark.parametrize("values, field, words", [
+    ({"tensor": "3"}, "tensor", "does not divide"),
+    ({"tensor": "16"}, "tensor", "beyond one node"),
+    ({"tensor": "0"}, "tensor", "between"),
+    ({"pipeline": "9"}, "pipeline", "between"),
+    ({"tensor": "2.5"}, "tensor", "whole"),
+    ({"context_limit": "200000"}, "context_limit", "positions"),
+    ({"ring": "0"}, "ring", "between"),
+    ({"latency": "-1"}, "latency", "between"),
+    ({"batch": "0"}, "batch", "between"),
+])
+def test_the_calculator_refuses_what_cannot_be(values, field, words):
+    answer = PARALLEL.run({**PARALLEL.defaults, **values}, None, ["parallel.plan.users_worst"])
+    assert not answer["ok"] and words in answer["errors"][field], answer
+
+
+def test_a_split_that_does_not_load_is_a_result_not_an_error():
+    answer = PARALLEL.run({**PARALLEL.defaults, "tensor": "1"}, None, ["parallel.plan.verdict", "parallel.step.time"])
+    assert answer["ok"]
+    assert answer["refs"]["parallel.plan.verdict"][0].startswith("does not fit")
+    assert answer["refs"]["parallel.step.time"][0] == "—"
+
+
+def test_the_calculator_in_cpython_follows_the_page(section):
+    answer = PARALLEL.run(PARALLEL.defaults, None, ["parallel.plan.users_worst", "parallel.step.share"], ["tp-scaling"])
+    assert answer["refs"]["parallel.plan.users_worst"][0] == str(section["plan"].users_worst)
+    curves = answer["curves"]["tp-scaling"]["curves"]
+    assert curves[0]["x"] == [1, 2, 4, 8] and curves[2]["x"] == [2, 4, 8], "no step where the weights do not load"
+
+
+# ---- In Chromium, over file://, with the network blocked.
+
+CALC = Calculator("parallel")
+
+
+@pytest.fixture(scope="module")
+def parallel_page(browser, tmp_path_factory):
+    yield from booted_page(browser, tmp_path_factory, "11", "parallel")
+
+
+@pytest.mark.parametrize("inputs", [
+    {"model": "llama-3.1-70b", "card": "h100-sxm", "weights": "bf16", "kv": "bf16", "tensor": "8", "pipeline": "1"},
+    {"model": "llama-3.1-405b", "card": "h100-sxm", "weights": "bf16", "kv": "fp8", "tensor": "8", "pipeline": "2"},
+    {"model": "mixtral-8x7b", "card": "l40s", "weights": "fp8", "kv": "fp8", "tensor": "4", "pipeline": "1", "batch": "16"},
+])
+def test_the_calculator_follows_cpython(parallel_page, inputs):
+    page = parallel_page.page
+    assert CALC.set(page, **inputs) == "computed"
+    shown = CALC.live(page)
+    expected = PARALLEL.run({**PARALLEL.defaults, **inputs}, None, list(shown), [], False)
+    assert shown == {ref: text for ref, (text, _) in expected["refs"].items()}
+
+
+@pytest.mark.parametrize("field, value", [
+    ("tensor", ""), ("tensor", "3"), ("tensor", "16"), ("pipeline", "0"), ("ring", "8,5"), ("latency", "lots"),
+    ("context_limit", "1e40"), ("batch", "12\u200b"),
+])
+def test_bad_input_gets_a_message(parallel_page, field, value):
+    page = parallel_page.page
+    defaults = PARALLEL.defaults
+    CALC.set(page, **defaults)
+    expected = PARALLEL.run({**defaults, field: value}, None, [], [], False)["errors"][field]
+    after = CALC.refuse(page, field, value, expected)
+    assert not any("Traceback" in text for text in after.values())
+    CALC.set(page, **{field: defaults[field]})
