@@ -11,7 +11,7 @@ from .anatomy import itemised
 from .calculator import Calculator
 from .facts import Facts, facts
 from .fields import (ALL_REDUCE_LATENCY, PARALLEL_BATCH, PARALLEL_LIMIT, PARALLEL_MODEL, PIPELINE, RING, TENSOR)
-from .fields import (CUSTOM, COMMAND, ACTIVATIONS, ATTENTION_LIMIT, ATTENTION_SETTING, BANDWIDTH, BATCH, BLOCK_SIZE, CARD, CHARACTERS,
+from .fields import (CUSTOM, PASTED, COMMAND, ACTIVATIONS, ATTENTION_LIMIT, ATTENTION_SETTING, BANDWIDTH, BATCH, BLOCK_SIZE, CARD, CHARACTERS,
                      CONTEXT_LIMIT, CONVERSATION, HEAD_DIM, HELD, HIGH_FREQ, HIT_RATE, KV, LINK, LOW_FREQ, MFU, MODEL,
                      NUMBER, ORIGINAL, OUTPUT, PREFIX, PROMPT, REACH, ROPE_FACTOR, ROPE_THETA, ROPE_TYPE, SPREAD, TEXT_KIND,
                      UTILISATION, WEIGHTS, NumberField, beyond_positions)
@@ -96,10 +96,13 @@ JOURNEY_FIELDS = (PROMPT, OUTPUT, CARD, WEIGHTS, KV)
 
 
 def stack_of(parsed: Mapping[str, Any], fields: tuple) -> Stack | None:
-    """The reference stack with every one of `fields` applied; None while any of them is invalid."""
+    """The reference stack with every one of `fields` applied, and the reader's pasted model if they
+    chose one; None while any of them is invalid (a pasted config that could not be read included)."""
     if any(f.name not in parsed for f in fields):
         return None
-    stack = REFERENCE
+    if parsed.get("model") == CUSTOM and PASTED not in parsed:
+        return None
+    stack = replace(REFERENCE, model=parsed[PASTED]) if PASTED in parsed else REFERENCE
     for f in fields:
         stack = f.apply(stack, parsed[f.name])
     return stack
@@ -289,8 +292,6 @@ def swap_vs_recompute(namespace: Facts) -> dict:
 
 def weights_fit_the_card(parsed: Mapping[str, Any]) -> dict[str, str]:
     """Cache operations need a cache: the model's weights must leave the card a KV pool."""
-    if parsed.get("model") == CUSTOM:
-        return {}
     stack = stack_of(parsed, (MODEL, CARD))
     if stack is None:
         return {}
@@ -503,8 +504,6 @@ def traffic_in_order(parsed: Mapping[str, Any]) -> dict[str, str]:
 
 def promise_can_be_kept(parsed: Mapping[str, Any]) -> dict[str, str]:
     """The card must hold the weights and one request at the limit, and an idle card must keep the promise."""
-    if parsed.get("model") == CUSTOM:
-        return {}
     stack = stack_of(parsed, tuple(WEIGHTS if f is PRODUCTION_WEIGHTS else f for f in PRODUCTION_FIELDS))
     if stack is None:
         return {}

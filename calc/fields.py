@@ -20,6 +20,7 @@ from .stack import Stack
 from .units import GiB, grouped
 
 CUSTOM = "custom"
+PASTED = "pasted model"  # where a calculator's cross-field checks find the model read from a pasted config
 LARGEST_CONFIG = 200_000
 DEEPEST_CONFIG = 32
 LONGEST_CONFIG_NUMBER = 30

@@ -192,7 +192,12 @@ def render_container(self, tokens: Sequence[Token], idx: int, options, env) -> s
         _enter_form(env)
     else:
         stack.append(closer)
-    return _title_level(opener(title, tag, token), env) + "\n"
+    html = _title_level(opener(title, tag, token), env)
+    anchor = token.attrGet("id")
+    if anchor and "source" not in env:  # a correction copied into the register keeps no id: its link points home
+        anchor = links.edition_anchor(env["edition"], str(anchor)) if "edition" in env else str(anchor)
+        html = html.replace(">", f' id="{escape(anchor)}">', 1)
+    return html + "\n"
 
 
 # Heading levels never skip (axe's heading-order), whatever section a component sits in: a
@@ -233,8 +238,7 @@ def render_heading_open(self, tokens: Sequence[Token], idx: int, options, env) -
     _note_heading(env, int(token.tag[1]))
     if "edition" not in env or not token.attrGet("id"):
         return self.renderToken(tokens, idx, options, env)
-    copy = token.copy()
-    copy.attrSet("id", links.edition_anchor(env["edition"], str(token.attrGet("id"))))
+    copy = token.copy(attrs={**token.attrs, "id": links.edition_anchor(env["edition"], str(token.attrGet("id")))})
     return self.renderToken([copy], 0, options, env)
 
 
@@ -250,8 +254,7 @@ def render_link_open(self, tokens: Sequence[Token], idx: int, options, env) -> s
         href = env["catalogue"].entry(env["source"]).output_name + href
     else:
         return self.renderToken(tokens, idx, options, env)
-    copy = token.copy()
-    copy.attrSet("href", href)
+    copy = token.copy(attrs={**token.attrs, "href": href})  # a copy of its own: the token is drawn again elsewhere
     return self.renderToken([copy], 0, options, env)
 
 

@@ -32,6 +32,7 @@ def make_markdown() -> MarkdownIt:
     md.core.ruler.push("component_titles", component_titles)
     md.core.ruler.push("heading_subtitles", heading_subtitles)
     md.core.ruler.push("subsection_ids", subsection_ids)
+    md.core.ruler.push("correction_ids", correction_ids)
     md.core.ruler.push("landing_lines", landing_lines)
     md.core.ruler.push("fast_answer_pairs", fast_answer_pairs)
     return md
@@ -116,6 +117,20 @@ def subsection_ids(state: StateCore) -> None:
     for i, token in enumerate(tokens):
         if token.type == "heading_open" and token.tag == "h3":
             base = slug(tokens[i + 1].content)
+            name, n = base, 2
+            while name in used:
+                name, n = f"{base}-{n}", n + 1
+            used.add(name)
+            token.attrSet("id", name)
+
+
+def correction_ids(state: StateCore) -> None:
+    """Each correction gets an id from its claim (`was-…`), so the register can link to it."""
+    tokens = state.tokens
+    used = {t.attrGet("id") for t in tokens if t.attrGet("id")}
+    for token in tokens:
+        if token.type == "container_component_open" and token.meta.get("name") == "correction":
+            base = "was-" + "-".join(slug(token.meta["args"]).split("-")[:8])
             name, n = base, 2
             while name in used:
                 name, n = f"{base}-{n}", n + 1

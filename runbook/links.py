@@ -26,8 +26,9 @@ FORMS = ("quick", "deep")
 
 
 def anchors(page: Page) -> set[str]:
-    """Every fragment a link may name on this page: its section headings and its two forms."""
-    return {t.attrGet("id") for t in page.tokens if t.type == "heading_open" and t.attrGet("id")} | set(FORMS)
+    """Every fragment a link may name on this page: its section headings, its corrections and its two forms."""
+    return {t.attrGet("id") for t in page.tokens
+            if t.type in ("heading_open", "container_component_open") and t.attrGet("id")} | set(FORMS)
 
 
 def links(page: Page) -> Iterator[tuple[Token, int]]:

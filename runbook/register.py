@@ -24,7 +24,7 @@ class Correction:
     """One correction, as its document wrote it: its tokens, from `::: correction` to its close."""
 
     entry: Entry
-    section: str  # the anchor of the section that holds it, in its document
+    section: str  # its anchor in its document (`was-…`)
     tokens: list[Token] = field(hash=False, compare=False)
 
     @property
@@ -53,7 +53,7 @@ def corrections(page: Page) -> list[Correction]:
             for j in range(i, len(tokens)):
                 depth += {"container_component_open": 1, "container_component_close": -1}.get(tokens[j].type, 0)
                 if depth == 0:
-                    found.append(Correction(page.entry, section, tokens[i:j + 1]))
+                    found.append(Correction(page.entry, str(token.attrGet("id") or section), tokens[i:j + 1]))
                     break
     return found
 

@@ -131,7 +131,7 @@ def test_pasting_the_70b_config(calc_page):
     page = calc_page.page
     reset(page)
     config = json.dumps(LLAMA_3_1_70B_CONFIG, indent=2)
-    page.locator(f"{CALC} summary").click()
+    page.locator(f"{CALC} .calc-config summary").click()
     page.fill(f"{CALC} textarea[name=config]", config)
     page.click(f"{CALC} [data-action=use-config]")
     assert settle(page) == "computed"

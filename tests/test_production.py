@@ -193,4 +193,4 @@ def test_a_pasted_config_the_card_cannot_serve_is_refused():
               "intermediate_size": 28672, "num_hidden_layers": 80, "num_attention_heads": 64, "num_key_value_heads": 8,
               "vocab_size": 128256, "max_position_embeddings": 131072, "tie_word_embeddings": False}
     answer = PRODUCTION.run({**PRODUCTION.defaults, "model": "custom"}, json.dumps(config), ["production.knee.rate"])
-    assert not answer["ok"] and "no room for one" in answer["errors"]["weights"]
+    assert not answer["ok"] and "no room for one" in answer["errors"]["card"]  # the pasted model, checked like a listed one

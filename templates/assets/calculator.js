@@ -191,22 +191,41 @@ runbookDocuments(function () {
       if (inputs) inputs.textContent = answer.inputs;
     }
 
+    // One computation at a time per calculator, and only the latest input matters: edits made
+    // while Python is busy are gathered into one request, sent when it is free, so a burst of typing
+    // costs two computations, not one per keystroke.
+    let running = false;
+    let edited = false;
+
     async function recompute() {
-      const id = ++latest;
-      const asked = request();
-      const started = performance.now();
+      latest += 1;
       setState("computing");
       clearTimeout(slowTimer);
-      slowTimer = setTimeout(() => { if (id === latest) say("Computing…"); }, 300);
-      performance.mark("calc-run");
-      let reply;
+      slowTimer = setTimeout(() => { if (section.getAttribute("data-state") === "computing") say("Computing…"); }, 300);
+      if (running) { edited = true; return; }
+      running = true;
       try {
-        reply = await runtime.ask({ type: "run", request: asked });
-      } catch (error) {
-        if (id === latest) setState("unavailable");
-        return;
+        let reply;
+        let started;
+        do {
+          edited = false;
+          const asked = request();
+          started = performance.now();
+          performance.mark("calc-run");
+          try {
+            reply = await runtime.ask({ type: "run", request: asked });
+          } catch (error) {
+            if (!edited) setState("unavailable");
+            reply = null;
+          }
+        } while (edited);
+        if (reply) show(reply, started);
+      } finally {
+        running = false;
       }
-      if (id !== latest) return;
+    }
+
+    function show(reply, started) {
       clearTimeout(slowTimer);
       const answer = typeof reply.answer === "string" ? JSON.parse(reply.answer) : reply.answer;
       if (!answer.ok) {
