@@ -66,10 +66,11 @@ def test_every_page_is_axe_clean_in_both_forms_and_both_themes(themed_pages, nam
     page = watched.page
     open_settled(page, watched.url_of(name, "#quick"))
     if theme == "dark-switch":
-        page.evaluate("() => { try { localStorage.removeItem('runbook-theme'); } catch (e) {} }")
         page.focus(".theme-toggle")
         page.keyboard.press("Enter")
         page.evaluate("() => { try { localStorage.removeItem('runbook-theme'); } catch (e) {} }")
+        # Rows that fade their background (0.3 s) pass through colours between the themes: let them land.
+        page.evaluate("() => Promise.all(document.getAnimations().filter(a => a instanceof CSSTransition).map(a => a.finished))")
     assert page.get_attribute("html", "data-theme") == ("light" if theme == "light" else "dark")
     found = {}
     for form in FORMS if page.locator("[data-form-link]").count() else FORMS[:1]:
