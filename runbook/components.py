@@ -106,9 +106,9 @@ CONTAINER_HTML: dict[str, tuple[Callable[[str, str, Token], str], str]] = {
              if t else f'<article class="card">{_attr_tag(g, "eyebrow")}', "</article>"),
     "question": (lambda t, g, tok: f'<article class="card question"><p class="eyebrow role">{t}</p><h4>{g}</h4>',
                  "</article>"),
-    "callout": (lambda t, g, tok: f'<aside class="callout">{_attr_tag(g, "eyebrow")}<h4>{t}</h4>', "</aside>"),
-    "analogy": (lambda t, g, tok: f'<aside class="analogy"><p class="eyebrow">The analogy</p><h4>{t}</h4>',
-                "</aside>"),
+    "callout": (lambda t, g, tok: f'<div class="callout" role="note">{_attr_tag(g, "eyebrow")}<h4>{t}</h4>', "</div>"),
+    "analogy": (lambda t, g, tok: f'<div class="analogy" role="note"><p class="eyebrow">The analogy</p><h4>{t}</h4>',
+                "</div>"),
     "versus": (lambda t, g, tok: f'<div class="versus">{_attr_tag(t, "versus-caption")}<div class="versus-sides">',
                "</div></div>"),
     "side": (lambda t, g, tok: f'<section class="side">{_attr_tag(g, "eyebrow")}<h4>{t}</h4>', "</section>"),
@@ -175,7 +175,10 @@ def render_container(self, tokens: Sequence[Token], idx: int, options, env) -> s
     token = tokens[idx]
     stack = env.setdefault("open_components", [])
     if token.nesting == -1:
-        return stack.pop() + "\n"
+        closer = stack.pop()
+        if isinstance(closer, _FormCloser):
+            _leave_form(env)
+        return closer + "\n"
     name = token.meta["name"]
     title = self.renderInline(token.meta["title_tokens"], options, env)
     tag = self.renderInline(token.meta["tag_tokens"], options, env)
@@ -184,8 +187,12 @@ def render_container(self, tokens: Sequence[Token], idx: int, options, env) -> s
         return env["jinja"].get_template("components/figure.html.j2").render(
             picture=token.meta["args"].partition("|")[0].strip(), caption=Markup(tag), steps=token.meta["steps"]) + "\n"
     opener, closer = CONTAINER_HTML[name]
-    stack.append(closer)
-    html = opener(title, tag, token)
+    if name in ("quick", "deep"):
+        stack.append(FORM_CLOSER)
+        _enter_form(env)
+    else:
+        stack.append(closer)
+    html = _title_level(opener(title, tag, token), env)
     anchor = token.attrGet("id")
     if anchor and "source" not in env:  # a correction copied into the register keeps no id: its link points home
         anchor = links.edition_anchor(env["edition"], str(anchor)) if "edition" in env else str(anchor)
@@ -193,9 +200,42 @@ def render_container(self, tokens: Sequence[Token], idx: int, options, env) -> s
     return html + "\n"
 
 
+# Heading levels never skip (axe's heading-order), whatever section a component sits in: a
+# component's title, written <h4> in CONTAINER_HTML, takes the level just below the heading before
+# it. Only one form shows at a time, so each form starts under the heading outside it, and what
+# follows a form sits under the shallower of that heading and the form's last.
+class _FormCloser(str):
+    """A form's closing tag, told apart on the stack of open components."""
+
+
+FORM_CLOSER = _FormCloser("</div>")
+
+
+def _enter_form(env) -> None:
+    env["form_depth"] = env.get("form_depth", 0) + 1
+    env["heading_level"] = env.get("outer_level", 1)
+
+
+def _leave_form(env) -> None:
+    env["form_depth"] -= 1
+    env["outer_level"] = env["heading_level"] = min(env.get("outer_level", 1), env["heading_level"])
+
+
+def _note_heading(env, level: int) -> None:
+    env["heading_level"] = level
+    if not env.get("form_depth"):
+        env["outer_level"] = level
+
+
+def _title_level(html: str, env) -> str:
+    tag = f"h{min(env.get('heading_level', 1) + 1, 6)}"
+    return html.replace("<h4>", f'<{tag} class="component-title">').replace("</h4>", f"</{tag}>")
+
+
 def render_heading_open(self, tokens: Sequence[Token], idx: int, options, env) -> str:
     """In the edition a section's id carries its document's number, so ids stay unique in one file."""
     token = tokens[idx]
+    _note_heading(env, int(token.tag[1]))
     if "edition" not in env or not token.attrGet("id"):
         return self.renderToken(tokens, idx, options, env)
     copy = token.copy(attrs={**token.attrs, "id": links.edition_anchor(env["edition"], str(token.attrGet("id")))})

@@ -321,7 +321,7 @@ def test_the_register_is_every_documents_corrections_gathered(content_copy, tmp_
               for line in path.read_text().splitlines() if re.match(r":{3,}\s+correction\s", line)]
     start = outputs["00-start.html"].decode()
     entries = re.findall(r'<p class="register-source"><a href="(\d\d)-[a-z-]+\.html#([a-z0-9-]+)">Document (\d\d) · [^<]+'
-                         r'</a></p>\s*<article class="card correction"><p class="eyebrow">Was</p><h4>(.*?)</h4>', start)
+                         r'</a></p>\s*<article class="card correction"><p class="eyebrow">Was</p><h[2-6] class="component-title">(.*?)</h[2-6]>', start)
     assert len(entries) == len(claims) > 30
     for (number, claim), (linked, section, named, title) in zip(claims, entries):
         assert linked == named == number

@@ -90,6 +90,8 @@
       items.forEach(function (item, i) {
         item.classList.toggle("current", i + 1 === step);
         item.classList.toggle("done", i + 1 < step);
+        if (i + 1 === step) item.setAttribute("aria-current", "step");
+        else item.removeAttribute("aria-current");
       });
     }
     function tick() {
@@ -99,18 +101,30 @@
     function play() {
       figure.classList.add("playing");
       button.textContent = "Pause";
-      button.setAttribute("aria-pressed", "false");
       if (!timer) timer = window.setInterval(tick, STEP_MS);
       tick();
     }
-    function stop() {
+    function halt() {
       window.clearInterval(timer);
       timer = null;
-      figure.classList.remove("playing");
       button.textContent = "Play";
-      button.setAttribute("aria-pressed", "true");
+    }
+    // Paused, the figure shows its whole picture; stepped, it holds the step the reader chose. From
+    // the whole picture, stepping forward starts at the first step and stepping back at the last.
+    function stop() {
+      halt();
+      figure.classList.remove("playing");
+    }
+    function stepBy(delta) {
+      var from = figure.classList.contains("playing") ? Math.min(step, total) : (delta > 0 ? 0 : total + 1);
+      halt();
+      figure.classList.add("playing");
+      step = Math.min(total, Math.max(1, from + delta));
+      paint();
     }
     button.addEventListener("click", function () { timer ? stop() : play(); });
+    figure.querySelector(".anim-back").addEventListener("click", function () { stepBy(-1); });
+    figure.querySelector(".anim-forward").addEventListener("click", function () { stepBy(1); });
     window.addEventListener("beforeprint", stop);
     play();
   }
@@ -145,6 +159,46 @@
     });
   }
 
+  // Charts keep the light colours calc gave them; the dark theme names a stand-in for each colour
+  // as the CSS variable --chart-RRGGBB (runbook.css), read when a chart is drawn. Print is light.
+  var printing = false;
+  function standIn(hex, style) {
+    return (style && style.getPropertyValue("--chart-" + hex.toLowerCase()).trim()) || null;
+  }
+  function themed(value, style) {
+    if (typeof value === "string" && /^#[0-9a-f]{6}$/i.test(value)) return standIn(value.slice(1), style) || value;
+    var rgba = typeof value === "string" && /^rgba\((\d+),\s*(\d+),\s*(\d+),\s*([\d.]+)\)$/.exec(value);
+    if (rgba) {
+      var hex = rgba.slice(1, 4).map(function (c) { return ("0" + Number(c).toString(16)).slice(-2); }).join("");
+      var swap = standIn(hex, style);
+      if (!swap || !/^#[0-9a-f]{6}$/i.test(swap)) return value;
+      var rgb = [1, 3, 5].map(function (i) { return parseInt(swap.slice(i, i + 2), 16); });
+      return "rgba(" + rgb.join(",") + "," + rgba[4] + ")";
+    }
+    if (Array.isArray(value)) return value.map(function (v) { return themed(v, style); });
+    if (value && typeof value === "object") {
+      var copy = {};
+      Object.keys(value).forEach(function (key) { copy[key] = themed(value[key], style); });
+      return copy;
+    }
+    return value;
+  }
+  function chartStyle() { return printing ? null : getComputedStyle(document.documentElement); }
+
+  // Redrawn in the theme's colours, keeping the curves a calculator has put there.
+  function restyleCharts(charts) {
+    var style = chartStyle();
+    document.querySelectorAll("[data-chart]").forEach(function (node) {
+      if (!window.Plotly || !node.data) return;
+      var spec = charts[node.getAttribute("data-chart")];
+      var data = themed(spec.data, style).map(function (trace, i) {
+        var shown = node.data[i] || {};
+        return Object.assign(trace, { x: shown.x || trace.x, y: shown.y || trace.y, name: shown.name || trace.name });
+      });
+      window.Plotly.react(node, data, themed(spec.layout, style), { displayModeBar: false, responsive: true });
+    });
+  }
+
   // Charts: Plotly specs computed by calc at build time, drawn once the embedded Plotly is unpacked.
   function drawCharts() {
     var specs = document.getElementById("chart-specs");
@@ -154,7 +208,8 @@
     Promise.resolve().then(function () { return runScript(runbookUnpack(library.textContent)); }).then(function () {
       document.querySelectorAll("[data-chart]").forEach(function (node) {
         var spec = charts[node.getAttribute("data-chart")];
-        window.Plotly.newPlot(node, spec.data, spec.layout, { displayModeBar: false, responsive: true });
+        window.Plotly.newPlot(node, themed(spec.data, chartStyle()), themed(spec.layout, chartStyle()),
+          { displayModeBar: false, responsive: true });
       });
       redrawPending();
     }).catch(function () {
@@ -162,11 +217,54 @@
       document.querySelectorAll(".chart-data").forEach(function (table) { table.open = true; });
     });
     window.addEventListener("beforeprint", function () {
+      printing = true;
+      restyleCharts(charts);
       document.querySelectorAll("[data-chart]").forEach(function (node) {
         if (window.Plotly && node.data) window.Plotly.Plots.resize(node);
       });
     });
+    window.addEventListener("afterprint", function () {
+      printing = false;
+      restyleCharts(charts);
+    });
+    window.addEventListener("runbook-theme", function () { restyleCharts(charts); });
   }
+
+  // The theme: the page's first script set data-theme from the reader's choice or the system's;
+  // the switch in the top bar flips it and remembers it where the browser allows (file:// may not).
+  var THEME_KEY = "runbook-theme";
+  var systemDark = window.matchMedia ? window.matchMedia("(prefers-color-scheme: dark)") : null;
+
+  function chosenTheme() {
+    try { return window.localStorage.getItem(THEME_KEY); } catch (refused) { return null; }
+  }
+
+  function applyTheme(theme) {
+    document.documentElement.setAttribute("data-theme", theme);
+    var toggle = document.querySelector(".theme-toggle");
+    if (toggle) toggle.setAttribute("aria-pressed", String(theme === "dark"));
+    window.dispatchEvent(new Event("runbook-theme"));
+  }
+
+  function themeSwitch() {
+    var toggle = document.querySelector(".theme-toggle");
+    if (!toggle) return;
+    toggle.hidden = false;
+    toggle.setAttribute("aria-pressed", String(document.documentElement.getAttribute("data-theme") === "dark"));
+    toggle.addEventListener("click", function () {
+      var theme = document.documentElement.getAttribute("data-theme") === "dark" ? "light" : "dark";
+      try { window.localStorage.setItem(THEME_KEY, theme); } catch (refused) { /* kept for this page only */ }
+      applyTheme(theme);
+    });
+    if (systemDark && systemDark.addEventListener) {
+      systemDark.addEventListener("change", function () {
+        var chosen = chosenTheme();
+        if (chosen !== "dark" && chosen !== "light") applyTheme(systemDark.matches ? "dark" : "light");
+      });
+    }
+  }
+
+  themeSwitch();
 
   window.runbook = { redraw: redraw };
 

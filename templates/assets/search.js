@@ -60,7 +60,6 @@ runbookDocuments(function () {
     }));
     const open = query.trim() !== "";
     list.hidden = !open;
-    box.setAttribute("aria-expanded", String(open));
     if (open && !results.length) {
       const li = document.createElement("li");
       li.className = "search-none";
@@ -72,7 +71,6 @@ runbookDocuments(function () {
 
   function close() {
     list.hidden = true;
-    box.setAttribute("aria-expanded", "false");
   }
 
   box.addEventListener("input", () => show(search(box.value), box.value));
