@@ -12,7 +12,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any, Callable, Mapping
 
 from .facts import Facts, facts
-from .fields import CUSTOM, Field, InputError, parse_config
+from .fields import CUSTOM, PASTED, Field, InputError, parse_config
 from .models import Model
 from .present import BadFilter, UnknownFact, figure
 from .stack import REFERENCE, Stack
@@ -66,8 +66,9 @@ class Calculator:
                     notes["config"] = f"Counted: {model.counted}."
             except InputError as err:
                 errors.update(err.errors)
+        checked = parsed if model is None else {**parsed, PASTED: model}
         for check in self.checks:
-            errors.update({k: v for k, v in check(parsed).items() if k not in errors})
+            errors.update({k: v for k, v in check(checked).items() if k not in errors})
         if errors:
             raise InputError(errors)
         stack = REFERENCE if model is None else replace(REFERENCE, model=model)

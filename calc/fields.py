@@ -20,6 +20,8 @@ from .stack import Stack
 from .units import GiB, grouped
 
 CUSTOM = "custom"
+# The key under which a calculator hands its cross-field checks the model a pasted config.json describes.
+PASTED = "pasted model"
 LARGEST_CONFIG = 200_000
 DEEPEST_CONFIG = 32
 LONGEST_CONFIG_NUMBER = 30
