@@ -33,7 +33,8 @@ USD_CENTS = Unit("USD", 1, "", 2, significant=2)
 BILLIONS = Unit("billion", 1e9, "billion", 1, significant=2)
 CARDS = Unit("cards", 1, "cards", 2, significant=2)
 PLAIN = Unit("number", 1, "", 1, significant=2)
-REQUESTS_PER_S = Unit("req/s", 1, "", 0, exact_up_to=2, significant=2)
+RESIDENTS = Unit("requests", 1, "", 0, significant=2)
+REQUESTS_PER_S = Unit("req/s", 1, "", 0, exact_up_to=3, significant=1)
 # Where the reference stack's price comes from (calc.stack.Pricing): the low end of what clouds list.
 PRICE_SOURCE = "Mercatus GPU Index, mercatus-ai.com/blog/cloud-gpu-pricing, May 2026"
 # What a serverless API charges for a model of this class, prompt and output alike: Fireworks'
@@ -77,12 +78,13 @@ def mean_prompt(stack: Stack) -> Result:
         worked = f"min({grouped(traffic.prompt_p50)}, {grouped(cap)}) = {TOKENS.show(value)}"
     else:
         above = math.log(cap / lengths.median)
-        worked = (f"σ = ln({grouped(traffic.prompt_p95)} ÷ {grouped(traffic.prompt_p50)}) ÷ 1.645 = {lengths.sigma:.4f}; "
-                  f"{grouped(traffic.prompt_p50)} × e^({lengths.sigma:.4f}² ÷ 2) × "
-                  f"Φ({(above - lengths.sigma ** 2) / lengths.sigma:.3f}) + {grouped(cap)} × "
-                  f"(1 − Φ({above / lengths.sigma:.3f})) = {TOKENS.show(value)}")
-    return Result(value, TOKENS, formula="E[min(prompt, cap)], prompt lognormal through p50 and p95, "
-                                         "cap = context limit − output p50", worked=worked)
+        growth, below = math.exp(lengths.sigma ** 2 / 2), normal_below((above - lengths.sigma ** 2) / lengths.sigma)
+        tail = 1 - normal_below(above / lengths.sigma)
+        worked = (f"σ is ln({grouped(traffic.prompt_p95)} ÷ {grouped(traffic.prompt_p50)}) ÷ 1.645, {lengths.sigma:.4f}; "
+                  f"{grouped(traffic.prompt_p50)} × {growth:.4f} × {below:.4f} + {grouped(cap)} × {tail:.5f} = "
+                  f"{TOKENS.show(value)}")
+    return Result(value, TOKENS, formula="p50 × e^(σ²/2) × Φ((ln(cap ÷ p50) − σ²) ÷ σ) + cap × (1 − Φ(ln(cap ÷ p50) ÷ σ)), "
+                                         "σ = ln(p95 ÷ p50) ÷ 1.645, cap = context limit − output p50", worked=worked)
 
 
 def mean_positions(stack: Stack) -> Result:
@@ -94,14 +96,15 @@ def mean_positions(stack: Stack) -> Result:
     first, second = capped_moment(lengths, cap, 1), capped_moment(lengths, cap, 2)
     if window is None:
         value = (second + first) / 2
-        worked = f"(E[N²] {grouped(second)} + E[N] {grouped(first, 1)}) ÷ 2 = {grouped(value)}"
+        worked = f"({grouped(second)} + {grouped(first, 1)}) ÷ 2 = {grouped(value)}"
     else:
         near_first, near_second = capped_moment(lengths, window, 1), capped_moment(lengths, window, 2)
         value = (near_second + near_first) / 2 + window * (first - near_first)
-        worked = (f"(E[min(N, {grouped(window)})²] {grouped(near_second)} + E[min(N, {grouped(window)})] "
-                  f"{grouped(near_first, 1)}) ÷ 2 + {grouped(window)} × ({grouped(first, 1)} − "
+        worked = (f"({grouped(near_second)} + {grouped(near_first, 1)}) ÷ 2 + {grouped(window)} × ({grouped(first, 1)} − "
                   f"{grouped(near_first, 1)}) = {grouped(value)}")
-    return Result(value, COUNT, formula="E[Σ min(t, window)] over the prompt distribution", worked=worked)
+    formula = ("(mean square prompt + mean prompt) ÷ 2" if window is None else
+               "(mean square + mean of the prompt capped at the window) ÷ 2 + window × (mean prompt − mean capped prompt)")
+    return Result(value, COUNT, formula=formula, worked=worked)
 
 
 def mean_prefill(stack: Stack, prompt: Result, positions: Result) -> Result:
@@ -134,7 +137,7 @@ def time_in_system(prefill: Result, output: int, step: Result, prefill_share: fl
 def resident_requests(rate: float, in_system: Result) -> Result:
     """Little's Law: requests in the system = arrival rate × time each spends there."""
     value = rate * in_system.value
-    return Result(value, COUNT, formula="arrival rate × time in system (Little's Law)",
+    return Result(value, RESIDENTS, formula="arrival rate × time in system (Little's Law)",
                   worked=f"{plain(rate)} /s × {in_system.operand} = {PLAIN.precise(value)}")
 
 
@@ -276,8 +279,8 @@ def plan(stack: Stack) -> CapacityPlan:
     prompt, positions = mean_prompt(stack), mean_positions(stack)
     lengths = lognormal_through(traffic.prompt_p50, traffic.prompt_p95)
     over = 0.0 if lengths.sigma == 0 else 1 - normal_below(math.log(prompt_cap(stack) / lengths.median) / lengths.sigma)
-    over_limit = Result(over, PERCENT, formula="1 − Φ(ln(cap ÷ p50) ÷ σ)",
-                        worked=f"share of prompts over {grouped(prompt_cap(stack))} tokens = {PERCENT.show(over)}")
+    over_limit = Result(over, PERCENT, formula="prompts over the cap: 1 − Φ(ln(cap ÷ p50) ÷ σ)",
+                        worked=f"1 − {1 - over:.4f} = {PERCENT.show(over)}")
     tokens, per_request, per_replica = mean_requests_per_replica(stack, prompt)
     context = round(prompt.value) + output // 2
     cap = batch_within_promise(stack, int(per_replica.value), context)
