@@ -264,9 +264,8 @@ def plan_page(browser, tmp_path_factory):
     yield from booted_page(browser, tmp_path_factory, "14", "planning")
 
 
-def test_the_note_states_the_reference_plan(plan_page):
+def test_the_note_states_the_reference_plan(plan_page, hand):
     page = plan_page.page
-    hand = by_hand()
 
     def shown(ref: str) -> str:
         return page.text_content(f"{NOTE} [data-note-body] [data-ref='{ref}']")
@@ -304,6 +303,7 @@ def test_the_calculator_and_its_note_follow_cpython(plan_page, inputs):
 @pytest.mark.parametrize("field, value", [
     ("rate", ""), ("rate", "-5"), ("prompt_p50", "2,5"), ("output_p50", "lots"), ("ttft", "1e40"),
     ("itl", "50\u200b"), ("target", "0"), ("spares", "1.5"), ("price", "∞"), ("prompt_p95", "100"), ("itl", "2"),
+    ("prompt_p50", "8000"), ("context_limit", "200000"),
 ])
 def test_bad_input_gets_a_message(plan_page, field, value):
     page = plan_page.page
@@ -314,14 +314,90 @@ def test_bad_input_gets_a_message(plan_page, field, value):
     CALC.set(page, **{field: PLANNING.defaults[field]})
 
 
+def paste(page, text: str) -> str:
+    page.locator(f"{CALC.selector} details.calc-config").evaluate("node => node.open = true")
+    page.locator(f"{CALC.selector} textarea[name=config]").evaluate("(node, text) => { node.value = text; }", text)
+    page.click(f"{CALC.selector} [data-action=use-config]")
+    return CALC.settle(page)
+
+
+@pytest.mark.parametrize("change", [
+    {"output_p50": "1"},
+    {"utilisation": "0.30", "prompt_p95": "64000", "ttft": "600000"},
+    {"itl": "10", "prompt_p95": "100000", "ttft": "600000"},
+    {"rate": "2.5"},
+    {"rate": "0.01"},
+])
+def test_inputs_that_once_crashed_compute_in_the_page(plan_page, change):
+    page = plan_page.page
+    CALC.set(page, **PLANNING.defaults)
+    assert CALC.set(page, **change) == "computed"
+    shown = CALC.live(page)
+    expected = PLANNING.run({**PLANNING.defaults, **change}, None, list(shown), [], False)
+    assert shown == {ref: text for ref, (text, _) in expected["refs"].items()}
+    CALC.set(page, **PLANNING.defaults)
+
+
+@pytest.mark.parametrize("config, change, field", [
+    (config_of(LLAMA_3_1_70B_CONFIG), {}, "card"),
+    (config_of(LLAMA_3_1_70B_CONFIG), {"card": "b200", "weights": "fp8", "itl": "10"}, "itl"),
+    (config_of(LLAMA_3_1_8B_CONFIG, max_position_embeddings=4096), {}, "context_limit"),
+])
+def test_a_pasted_config_gets_its_own_message_in_the_page(plan_page, config, change, field):
+    page = plan_page.page
+    CALC.set(page, **PLANNING.defaults)
+    CALC.set(page, **change, model="custom")
+    assert paste(page, config) == "invalid"
+    expected = PLANNING.run({**PLANNING.defaults, "model": "custom", **change}, config, [], [], False)["errors"][field]
+    assert page.text_content(f"{CALC.selector} [data-error-for={field}]") == expected
+    CALC.set(page, **PLANNING.defaults)
+
+
+def test_a_stale_note_is_neither_printed_nor_saved(plan_page):
+    page = plan_page.page
+    CALC.set(page, **PLANNING.defaults)
+    page.evaluate("() => { window.printedNotes = 0; window.print = () => { window.printedNotes += 1; }; }")
+    assert CALC.set(page, prompt_p95="500") == "invalid"
+    page.click(f"{NOTE} [data-note-action=print]")
+    page.click(f"{NOTE} [data-note-action=save]")
+    assert page.evaluate("() => window.printedNotes") == 0
+    assert "not your current inputs" in page.text_content(f"{NOTE} .note-hint")
+    assert page.evaluate(f"() => getComputedStyle(document.querySelector('{NOTE} .note')).opacity") == "0.55"
+    assert CALC.set(page, **PLANNING.defaults) == "computed"
+    page.click(f"{NOTE} [data-note-action=print]")
+    assert page.evaluate("() => window.printedNotes") == 1
+    assert "not your current inputs" not in page.text_content(f"{NOTE} .note-hint")
+    page.evaluate("() => window.runbookNote.release()")
+
+
 def page_count(pdf: bytes) -> int:
     return int(re.findall(rb"/Type\s*/Pages\b.*?/Count (\d+)", pdf, re.DOTALL)[0])
 
 
+EXTREMES = {
+    "defaults": ({}, None),
+    "huge": ({"rate": "100000", "output_p50": "4000", "itl": "10000", "target": "5", "spares": "1000",
+              "price": "1000", "average_load": "1"}, None),
+    "long": ({"prompt_p50": "100000", "prompt_p95": "100000", "output_p50": "31000", "ttft": "600000",
+              "context_limit": "131072", "card": "l40s", "itl": "10000", "rate": "100000", "spares": "1000"}, None),
+    "tiny": ({"rate": "0.01", "price": "0.01"}, None),
+    "long name": ({}, config_of(LLAMA_3_1_8B_CONFIG, _name_or_path="W" * 300)),
+}
+
+
 @pytest.mark.parametrize("paper", ["A4", "Letter"])
-def test_the_note_prints_on_one_page(plan_page, paper):
+@pytest.mark.parametrize("case", list(EXTREMES))
+def test_the_note_prints_on_one_page(plan_page, paper, case):
     page = plan_page.page
+    inputs, config = EXTREMES[case]
     CALC.set(page, **PLANNING.defaults)
+    if config:
+        CALC.set(page, model="custom")
+        assert paste(page, config) == "computed"
+    assert CALC.set(page, **inputs) == "computed"
+    width = page.evaluate(f"() => [document.querySelector('{NOTE} .note').scrollWidth, "
+                          f"document.querySelector('{NOTE} .note').clientWidth]")
+    assert width[0] <= width[1], "nothing breaks out of the note"
     # The button prints through the browser's dialog; the page's own print step is what it runs first.
     page.evaluate(f"() => window.runbookNote.prepare(document.querySelector('{NOTE}'))")
     page.emulate_media(media="print")
@@ -330,6 +406,7 @@ def test_the_note_prints_on_one_page(plan_page, paper):
     finally:
         page.emulate_media(media="screen")
         page.evaluate("() => window.runbookNote.release()")
+        CALC.set(page, **PLANNING.defaults)
 
 
 def test_the_note_saves_as_a_self_contained_file(plan_page, tmp_path):
