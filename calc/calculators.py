@@ -343,7 +343,7 @@ PARALLEL = Calculator(
 
 
 PLANNING_FIELDS = (RATE, PROMPT_P50, PROMPT_P95, OUTPUT_P50, TTFT, ITL, MODEL, CARD, WEIGHTS, KV, UTILISATION, BUSIEST,
-                   SPARES, AVERAGE_LOAD, PRICE, CONTEXT_LIMIT)
+                   SPARES, AVERAGE_LOAD, PRICE, ATTENTION_LIMIT)
 
 
 def plan_possible(parsed: Mapping[str, Any]) -> dict[str, str]:

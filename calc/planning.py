@@ -96,12 +96,12 @@ def mean_positions(stack: Stack) -> Result:
     first, second = capped_moment(lengths, cap, 1), capped_moment(lengths, cap, 2)
     if window is None:
         value = (second + first) / 2
-        worked = f"({grouped(second)} + {grouped(first, 1)}) ÷ 2 = {grouped(value)}"
+        worked = f"({PLAIN.precise(second)} + {PLAIN.precise(first)}) ÷ 2 = {PLAIN.precise(value)}"
     else:
         near_first, near_second = capped_moment(lengths, window, 1), capped_moment(lengths, window, 2)
         value = (near_second + near_first) / 2 + window * (first - near_first)
-        worked = (f"({grouped(near_second)} + {grouped(near_first, 1)}) ÷ 2 + {grouped(window)} × ({grouped(first, 1)} − "
-                  f"{grouped(near_first, 1)}) = {grouped(value)}")
+        worked = (f"({PLAIN.precise(near_second)} + {PLAIN.precise(near_first)}) ÷ 2 + {grouped(window)} × "
+                  f"({PLAIN.precise(first)} − {PLAIN.precise(near_first)}) = {PLAIN.precise(value)}")
     formula = ("(mean square prompt + mean prompt) ÷ 2" if window is None else
                "(mean square + mean of the prompt capped at the window) ÷ 2 + window × (mean prompt − mean capped prompt)")
     return Result(value, COUNT, formula=formula, worked=worked)
@@ -119,9 +119,9 @@ def mean_prefill(stack: Stack, prompt: Result, positions: Result) -> Result:
     weights = timing.weights_read(model, stack.weight_precision)
     value = max(ops / rate.value, weights.value / bandwidth.value)
     return Result(value, MS, formula="max(mean prefill operations ÷ achieved compute, weights ÷ achieved bandwidth)",
-                  worked=(f"(2 × {grouped(blocks)} × {grouped(prompt.value, 1)} + 2 × {grouped(head)} + "
-                          f"{grouped(per_position)} × {grouped(positions.value)}) = {TFLOP.show(ops)}; "
-                          f"max({TFLOP.show(ops)} ÷ {rate.operand}, {weights.operand} ÷ {bandwidth.operand}) = "
+                  worked=(f"(2 × {grouped(blocks)} × {PLAIN.precise(prompt.value)} + 2 × {grouped(head)} + "
+                          f"{grouped(per_position)} × {PLAIN.precise(positions.value)}) = {TFLOP.precise(ops)}; "
+                          f"max({TFLOP.precise(ops)} ÷ {rate.operand}, {weights.operand} ÷ {bandwidth.operand}) = "
                           f"{MS.show(value)}"))
 
 
@@ -370,7 +370,7 @@ def plan(stack: Stack) -> CapacityPlan:
     tokens_month = Result(tokens_month_value, BILLIONS,
                           formula="rate × average load × mean tokens per request × seconds in a month",
                           worked=(f"{plain(rate)} × {plain(headroom.average_load)} × "
-                                  f"({grouped(prompt.value, 1)} + {grouped(output)}) × {grouped(month_hours * 3600)} = "
+                                  f"({PLAIN.precise(prompt.value)} + {grouped(output)}) × {grouped(month_hours * 3600)} = "
                                   f"{grouped(tokens_month_value)} tokens"))
     per_million_value = month / tokens_month_value * 1e6
     per_million = Result(per_million_value, USD_CENTS, formula="monthly cost ÷ tokens a month × 1,000,000",
