@@ -351,7 +351,10 @@ def plan_possible(parsed: Mapping[str, Any]) -> dict[str, str]:
     if {"prompt_p50", "prompt_p95"} <= parsed.keys() and parsed["prompt_p95"] < parsed["prompt_p50"]:
         return {"prompt_p95": f"Prompt p95 is below the p50 ({parsed['prompt_p50']:,} tokens): a percentile "
                               f"cannot fall as it rises"}
-    stack = stack_of(parsed, PLANNING_FIELDS)
+    try:
+        stack = stack_of(parsed, PLANNING_FIELDS)
+    except ValueError as err:  # only the context limit's own apply refuses: past the model's positions
+        return {"context_limit": str(err)}
     if stack is None:
         return {}
     beyond = beyond_positions(stack.model, stack.context_limit)
