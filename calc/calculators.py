@@ -342,41 +342,25 @@ PARALLEL = Calculator(
 
 
 PLANNING_FIELDS = (RATE, PROMPT_P50, PROMPT_P95, OUTPUT_P50, TTFT, ITL, MODEL, CARD, WEIGHTS, KV, UTILISATION, BUSIEST,
-                   SPARES, AVERAGE_LOAD, PRICE)
+                   SPARES, AVERAGE_LOAD, PRICE, ATTENTION_LIMIT)
 
 
 def plan_possible(parsed: Mapping[str, Any]) -> dict[str, str]:
-    """Document 14 plans one replica per card: the weights must fit it, a median request's cache must
-    fit what is left, and no number of cards can rescue a promise one card breaks on its own."""
+    """Document 14 plans one replica per card: calc.planning.why_not says when it cannot."""
     if {"prompt_p50", "prompt_p95"} <= parsed.keys() and parsed["prompt_p95"] < parsed["prompt_p50"]:
         return {"prompt_p95": f"Prompt p95 is below the p50 ({parsed['prompt_p50']:,} tokens): a percentile "
                               f"cannot fall as it rises"}
-    stack = stack_of(parsed, PLANNING_FIELDS)
+    try:
+        stack = stack_of(parsed, PLANNING_FIELDS)
+    except ValueError as err:  # only the context limit's own apply refuses: past the model's positions
+        return {"context_limit": str(err)}
     if stack is None:
         return {}
-    traffic = stack.traffic
-    beyond = beyond_positions(stack.model, traffic.prompt_p95 + traffic.output_p50)
+    beyond = beyond_positions(stack.model, stack.context_limit)
     if beyond:
-        return {"prompt_p95": f"{beyond}; a p95 prompt and its output need "
-                              f"{traffic.prompt_p95 + traffic.output_p50:,}"}
-    ladder = kvcache.ladder(stack)
-    if not ladder.weights_fit:
-        return {"card": (f"{stack.model.name}'s weights ({ladder.weights}) and activation reserve do not fit "
-                         f"{stack.card.name}'s pool ({ladder.pool}); this plan puts one replica on one card "
-                         f"(document 11 splits a model across cards)")}
+        return {"context_limit": f"{beyond}; the engine refuses a --max-model-len of {stack.context_limit:,}"}
     from . import planning
-    tokens, per_request, per_replica = planning.median_requests_per_replica(stack)
-    if per_replica.value < 1:
-        return {"prompt_p50": (f"a median request ({tokens}) needs {per_request} of cache, more "
-                               f"than one replica's KV budget ({ladder.kv_budget})")}
-    made = planning.plan(stack)
-    if not made.itl_met:
-        one = timing.decode_step(stack, 1, traffic.prompt_p50 + traffic.output_p50 // 2).time
-        return {"itl": f"one sequence's decode step alone takes {one} on {stack.card.name}: no batch meets an ITL of {stack.promise.itl_p95_s * 1000:g} ms"}
-    if not made.ttft_met:
-        return {"ttft": (f"prefill of a p95 prompt alone takes {made.ttft_p95} on {stack.card.name}: more cards "
-                         f"do not shorten it (chunked or split prefill, document 15)")}
-    return {}
+    return planning.why_not(stack)
 
 
 def gpus_vs_rate(namespace: Facts) -> dict:

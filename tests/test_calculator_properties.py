@@ -251,6 +251,9 @@ def test_valid_inputs_show_arithmetic_that_reproduces_every_figure(calculator, d
         values["prompt_p95"] = str(int(values["prompt_p50"]) + int(values["prompt_p95"]) % 8_000)
         values["output_p50"] = str(1 + int(values["output_p50"]) % 2_000)
         values["ttft"], values["itl"] = "600000", str(max(float(values["itl"]), 500))
+        typical = int(values["prompt_p50"]) + int(values["output_p50"])  # within the launch line's --max-model-len
+        longest = CATALOGUE[values["model"]].max_position_embeddings
+        values["context_limit"] = str(min(max(int(values["context_limit"]), typical), longest))
     if calculator.name == "production":  # ordered percentiles, a request within the limit, a promise an idle card keeps
         from calc.calculators import promise_can_be_kept
         values["prompt_p50"] = str(1 + int(values["prompt_p50"]) % 6_000)

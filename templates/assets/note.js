@@ -51,10 +51,27 @@
     setTimeout(function () { URL.revokeObjectURL(link.href); }, 1000);
   }
 
+  // A note inside a calculator's live region is out of date while the inputs are invalid or a
+  // recomputation is under way: it is not printed or saved then, and the hint says why.
+  function stale(block) {
+    var region = block.closest("[data-calc-state]");
+    var state = region ? region.getAttribute("data-calc-state") : "";
+    return state === "invalid" || state === "computing";
+  }
+
   document.addEventListener("click", function (event) {
     var button = event.target.closest("[data-note-action]");
     if (!button) return;
     var block = button.closest("[data-note]");
+    var hint = block.querySelector(".note-hint");
+    if (stale(block)) {
+      hint.textContent = "The note shows the last plan that computed, not your current inputs: correct the " +
+        "inputs marked above (or wait for the plan) before printing or saving it.";
+      hint.setAttribute("data-warning", "");
+      return;
+    }
+    hint.textContent = hint.getAttribute("data-usual") || hint.textContent;
+    hint.removeAttribute("data-warning");
     if (button.getAttribute("data-note-action") === "save") {
       save(block);
     } else {
