@@ -59,8 +59,12 @@ def themed_pages(browser, site):
         context.close()
 
 
-@pytest.mark.parametrize("theme", ["light", "dark-system", "dark-switch"])
-@pytest.mark.parametrize("name", PAGES)
+# Every page light and dark; the switch reaches the same dark rules, so it is checked on two pages.
+CASES = [(name, theme) for name in PAGES for theme in ("light", "dark-system")] + [
+    (DOC, "dark-switch"), (build.EDITION, "dark-switch")]
+
+
+@pytest.mark.parametrize("name, theme", CASES)
 def test_every_page_is_axe_clean_in_both_forms_and_both_themes(themed_pages, name, theme):
     watched = themed_pages[theme]
     page = watched.page
