@@ -10,7 +10,6 @@ import json
 import math
 import re
 from dataclasses import dataclass, replace
-from decimal import Decimal
 from typing import Any, Callable
 
 from .cards import CARDS
@@ -218,8 +217,14 @@ TEXT_KIND = ChoiceField("kind", "Kind of text", {"english": "English prose", "fr
 
 
 def _decimal(value: float) -> str:
-    """A typed decimal as written out in full (1e-07 as 0.0000001), grouped, without trailing zeros."""
-    text = format(Decimal(repr(float(value))), ",f")
+    """A typed decimal written out in full (1e-07 as 0.0000001), grouped, without trailing zeros."""
+    text = repr(float(value))
+    if "e-" in text:
+        mantissa, exponent = text.split("e-")
+        digits = mantissa.lstrip("-").replace(".", "")
+        text = f"{'-' if mantissa.startswith('-') else ''}0.{'0' * (int(exponent) - 1)}{digits}"
+    elif "e" not in text:
+        text = f"{float(value):,}"
     return text.rstrip("0").rstrip(".") if "." in text else text
 
 

@@ -260,7 +260,8 @@ def test_the_calculator_follows_cpython(parallel_page, inputs):
 
 @pytest.mark.parametrize("field, value", [
     ("tensor", ""), ("tensor", "3"), ("tensor", "16"), ("pipeline", "0"), ("ring", "8,5"), ("latency", "lots"),
-    ("context_limit", "1e40"), ("batch", "12\u200b"),
+    ("context_limit", "1e40"), ("batch", "12\u200b"), ("tensor", "100"), ("context_limit", "1000"),
+    ("batch", "100000"), ("latency", "4" * 100_000),
 ])
 def test_bad_input_gets_a_message(parallel_page, field, value):
     page = parallel_page.page
@@ -352,3 +353,44 @@ def test_the_line_rate_reading_uses_the_ring_bytes(section):
     hidden = LLAMA_3_1_70B_CONFIG["hidden_size"]
     traffic = 2 * 7 / 8 * hidden * 2  # one token's activations, a ring's share at eight GPUs
     assert section["naive"]["at_datasheet"].value == pytest.approx(traffic / (H100_SXM.interconnect_gb_per_s * 1e9 / 2))
+
+
+def _axes(page) -> dict:
+    return page.evaluate("""() => { const n = document.querySelector("[data-chart='tp-scaling']");
+        return {x: n._fullLayout.xaxis.type, y2: n._fullLayout.yaxis2.range, ticks: n._fullLayout.xaxis._categories}; }""")
+
+
+def test_the_chart_keeps_its_category_axis_and_refits_its_ranges(parallel_page):
+    """A recompute restyles the curves: the degrees stay categories, and an axis whose lines vanish
+    does not keep the last range."""
+    page = parallel_page.page
+    CALC.set(page, **PARALLEL.defaults)
+    assert CALC.set(page, tensor="8") == "computed"
+    drawn = _axes(page)
+    assert drawn["x"] == "category" and drawn["ticks"] == ["1", "2", "4", "8"], drawn
+    assert CALC.set(page, model="llama-3.1-405b", pipeline="2") == "computed"
+    slow = _axes(page)["y2"]
+    assert CALC.set(page, model="deepseek-v3", card="l4", pipeline="1") == "computed"
+    empty = _axes(page)
+    assert empty["x"] == "category" and empty["y2"][1] < slow[1] / 10, (slow, empty)
+    CALC.set(page, **PARALLEL.defaults)
+
+
+def test_the_page_names_every_field_at_fault_at_once(parallel_page):
+    page = parallel_page.page
+    CALC.set(page, **PARALLEL.defaults)
+    assert CALC.set(page, tensor="3", context_limit="200000") == "invalid"
+    expected = PARALLEL.run({**PARALLEL.defaults, "tensor": "3", "context_limit": "200000"}, None, [])["errors"]
+    for field in ("tensor", "context_limit"):
+        assert page.text_content(f"{CALC.selector} [data-error-for={field}]") == expected[field]
+    CALC.set(page, **PARALLEL.defaults)
+
+
+def test_the_page_says_in_words_when_nothing_loads(parallel_page):
+    page = parallel_page.page
+    inputs = {"model": "deepseek-v3", "card": "l4", "weights": "bf16"}
+    assert CALC.set(page, **inputs) == "computed"
+    shown = CALC.live(page)
+    assert shown["parallel.summary.decode"].startswith("Nothing to time.")
+    assert shown["parallel.plan.copies_text"] == "no copy serves a user"
+    CALC.set(page, **PARALLEL.defaults)
