@@ -806,6 +806,8 @@ def summary(split: Plan, step: Step | None, lone: Step | None, prompt: Prefill |
     else:
         busy = (f"{step.all_reduce.count} all-reduces of {step.all_reduce.message} at "
                 f"{_sequences(int(step.batch.value))}: {step.all_reduce.time} of a {step.time} step ({step.share}).")
+    if split.nodes > 1 and split.pipeline > 1:
+        alone += " Hand-offs between nodes are priced at the card's own link, not the network."
     return {"decode": f"{busy} {alone}",
             "prefill": f"Prefill of {grouped(prompt.prompt)} tokens: {prompt.time}, {prompt.share} communicating"}
 
