@@ -326,6 +326,33 @@ def split_is_possible(parsed: Mapping[str, Any]) -> dict[str, str]:
     return {"pipeline" if problem.endswith("at least one") else "tensor": problem}
 
 
+def split_serves(parsed: Mapping[str, Any]) -> dict[str, str]:
+    """The context limit must fit the model's positions and hold the typical prompt the page times;
+    a typed batch must fit the cache the split leaves at that limit. Each at fault is named at once."""
+    errors: dict[str, str] = {}
+    stack = stack_of(parsed, (PARALLEL_MODEL, PARALLEL_LIMIT))
+    if stack is not None:
+        beyond = beyond_positions(stack.parallel.model, stack.context_limit)
+        prompt = stack.traffic.prompt_p50
+        if beyond:
+            errors["context_limit"] = f"{beyond}; a context limit past that is one it cannot serve"
+        elif stack.context_limit < prompt:
+            errors["context_limit"] = (f"Context limit must hold the {prompt:,}-token prompt the page times "
+                                       f"(its prefill and a sequence holding it)")
+    stack = stack_of(parsed, PARALLEL_FIELDS)
+    if stack is None or errors or not parsed["batch"]:
+        return errors
+    from .parallel import plan, refusal, sharded
+    if refusal(stack.parallel.model, stack.parallel.tensor, stack.parallel.pipeline):
+        return errors
+    split = plan(sharded(stack), stack.parallel.tensor, stack.parallel.pipeline)
+    admitted = int(split.users_worst.value)
+    if split.kv_budget.value > 0 and parsed["batch"] > admitted:
+        errors["batch"] = (f"Batch of {parsed['batch']:,} is more than this split's cache admits at the "
+                           f"{stack.context_limit:,}-token limit: {admitted:,} at most")
+    return errors
+
+
 def tp_scaling(namespace: Facts) -> dict:
     """Users and step time against the tensor-parallel degree, for the calculator's model and card."""
     from .parallel import curves
@@ -336,7 +363,7 @@ PARALLEL = Calculator(
     name="parallel",
     label="Many GPUs: the per-GPU ladder and what the split costs",
     fields=PARALLEL_FIELDS,
-    checks=(split_is_possible,),
+    checks=(split_is_possible, split_serves),
     curves={"tp-scaling": tp_scaling},
 )
 

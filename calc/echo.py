@@ -19,7 +19,8 @@ def excerpt(value: object, limit: int = LONGEST_ECHO) -> str:
     text = value if isinstance(value, str) else as_json(value)
     if len(text) <= limit:
         return visible(text)
-    return f"{visible(text[:limit])}… ({len(text) - limit:,} more characters)"
+    more = len(text) - limit
+    return f"{visible(text[:limit])}… ({more:,} more {'character' if more == 1 else 'characters'})"
 
 
 def as_json(value: object) -> str:

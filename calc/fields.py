@@ -68,7 +68,8 @@ class NumberField:
                 return None
             raise ValueError(f"{self.label} is empty: enter a number")
         if len(text) > LONGEST_NUMBER:
-            raise ValueError(f"{self.label} is too long to be a number: “{excerpt(text, 24)}”")
+            # Only the start is quoted, with no count: the page may have cut a long paste before Python sees it.
+            raise ValueError(f"{self.label} is too long to be a number: “{visible(text[:24])}…”")
         hidden = hidden_characters(text)
         if hidden:
             raise ValueError(f"{self.label} holds a character that does not print ({', '.join(hidden[:3])}): "
@@ -107,8 +108,11 @@ class NumberField:
     def shown(self, value: float | None) -> str:
         if value is None:
             return ""
-        number = grouped(value) if self.whole else f"{value:g}"
-        return f"{number} {self.unit}".strip()
+        number = grouped(value) if self.whole else _decimal(value)
+        unit = self.unit
+        if value == 1 and unit.isalpha() and len(unit) > 2 and unit.endswith("s"):
+            unit = unit[:-1]  # 1 GPU, 1 stage, 1 sequence
+        return f"{number}{unit}" if unit.startswith("%") else f"{number} {unit}".strip()
 
 
 @dataclass(frozen=True)
@@ -212,6 +216,18 @@ CHARACTERS = NumberField("characters", "Prompt", 1, 10_000_000, True, "character
 TEXT_KIND = ChoiceField("kind", "Kind of text", {"english": "English prose", "french": "French prose", "chinese": "Chinese prose",
                                                 "python": "Python source"},
                         current=lambda s: s.text.kind, apply=lambda s, key: replace(s, text=replace(s.text, kind=key)))
+
+
+def _decimal(value: float) -> str:
+    """A typed decimal written out in full (1e-07 as 0.0000001), grouped, without trailing zeros."""
+    text = repr(float(value))
+    if "e-" in text:
+        mantissa, exponent = text.split("e-")
+        digits = mantissa.lstrip("-").replace(".", "")
+        text = f"{'-' if mantissa.startswith('-') else ''}0.{'0' * (int(exponent) - 1)}{digits}"
+    elif "e" not in text:
+        text = f"{float(value):,}"
+    return text.rstrip("0").rstrip(".") if "." in text else text
 
 
 def beyond_positions(model: Model, tokens: int) -> str:
@@ -440,11 +456,8 @@ def _parallel(name: str, scale: float = 1):
 
 
 def _parallel_limit(stack: Stack, tokens: int) -> Stack:
-    """The context limit, checked against the sharded model's positions; a typical conversation
-    longer than the limit is cut to it, so the paged count stays within the limit."""
-    beyond = beyond_positions(stack.parallel.model, tokens)
-    if beyond:
-        raise ValueError(f"{beyond}; a context limit past that is one it cannot serve")
+    """The context limit (calc.calculators checks it against the sharded model's positions); a typical
+    conversation longer than the limit is cut to it, so the paged count stays within the limit."""
     return replace(stack, context_limit=tokens, typical_conversation=min(stack.typical_conversation, tokens))
 
 
@@ -454,7 +467,7 @@ PARALLEL_MODEL = ChoiceField("model", "Model", {k: m.name for k, m in PARALLEL_M
                              current=lambda s: _key(PARALLEL_MODELS, s.parallel.model),
                              apply=lambda s, key: replace(s, model=PARALLEL_MODELS[key],
                                                           parallel=replace(s.parallel, model=PARALLEL_MODELS[key])))
-TENSOR = NumberField("tensor", "Tensor parallel", 1, 64, True, "GPUs", current=lambda s: s.parallel.tensor,
+TENSOR = NumberField("tensor", "Tensor parallel", 1, 8, True, "GPUs", current=lambda s: s.parallel.tensor,
                      apply=_parallel("tensor"), hint="--tensor-parallel-size")
 PIPELINE = NumberField("pipeline", "Pipeline", 1, 8, True, "stages", current=lambda s: s.parallel.pipeline,
                        apply=_parallel("pipeline"), hint="--pipeline-parallel-size")

@@ -38,10 +38,22 @@ SPLIT_SOURCE = ("vLLM: ModelConfig.verify_with_parallel_config refuses a tensor-
 # Published measurements the two link assumptions stand for (calc.stack.Parallel), as data.
 RING_EFFECTIVE_GB_PER_S = 370
 RING_SOURCE = ("NCCL's developers: H100 NVLink's line rate is 450 GB/s; after about 20% of protocol overhead a ring "
-               "reaches an effective 370 GB/s, https://github.com/NVIDIA/nccl-tests/issues/212")
+               "(NCCL_ALGO=RING) reaches an effective 370 GB/s, https://github.com/NVIDIA/nccl-tests/issues/212")
+NVLS_BUS_GB_PER_S = 480
+NVLS_SOURCE = ("NCCL's developers: on eight H100s an all-reduce uses NVLink SHARP (NVLS) by default and peaks near "
+               "480 GB/s of bus bandwidth, https://github.com/NVIDIA/nccl-tests/issues/212")
 CUSTOM_ALL_REDUCE_US = {2: 9.5, 4: 9.1, 8: 10.1}
-CUSTOM_ALL_REDUCE_SOURCE = ("vLLM's custom all-reduce on H100, a 512-byte message, without CUDA graphs, at tp 2, 4 and 8: "
+CUSTOM_ALL_REDUCE_SOURCE = ("vLLM's custom all-reduce on H100, 512 float32 elements (2 KiB), timed in eager mode by a "
+                            "host loop, at tp 2, 4 and 8; the same table times SGLang's kernel at 3.7 to 5.9 µs: "
                             "https://github.com/sgl-project/sglang/pull/2904")
+# DeepSeek-V3's node-limited routing, from its config.json (not among calc.models' fields): 256 routed
+# experts in n_group groups, and each token chooses its experts from topk_group of the groups.
+ROUTING_GROUPS, ROUTING_GROUPS_CHOSEN = 8, 4
+ROUTING_SOURCE = ("DeepSeek-V3 config.json: n_group 8, topk_group 4, https://huggingface.co/deepseek-ai/DeepSeek-V3; "
+                  "DeepEP's normal kernels send a token once to each rank that holds one of its experts "
+                  "(get_dispatch_layout, is_token_in_rank), its low-latency kernels once per expert, "
+                  "https://github.com/deepseek-ai/DeepEP")
+SGLANG_ALL_REDUCE_US = (3.7, 5.9)  # the fastest and slowest of SGLang's own kernel in the same table
 ACTIVATIONS = BF16  # what the all-reduces carry: activations stay in 16 bits under fp8 or int4 weights
 
 
@@ -219,11 +231,32 @@ class Plan:
         """Copies of the model one node holds side by side (data parallelism), or 1 when one copy spans nodes."""
         gpus = int(self.gpus.value)
         value = max(NODE_GPUS // gpus, 1)
+        if not self.fits:
+            return Result(0, COUNT, formula="no copy serves", worked=f"{self.verdict}: no copy serves")
         if gpus > NODE_GPUS:
             return Result(value, COUNT, formula="one copy over several nodes",
                           worked=f"{gpus} GPUs span {self.nodes} nodes of {NODE_GPUS}: one copy")
         return Result(value, COUNT, formula="⌊GPUs per node ÷ (tp × pp)⌋",
                       worked=f"⌊{NODE_GPUS} ÷ {gpus}⌋ = {value}")
+
+    @property
+    def copies_text(self) -> str:
+        copies = int(self.replicas.value)
+        if not copies:
+            return "no copy serves a user"
+        if self.nodes > 1:
+            return f"one copy spans {self.nodes} nodes"
+        return f"{copies} {'copy' if copies == 1 else 'copies'} per node"
+
+    @property
+    def gpus_text(self) -> str:
+        gpus = int(self.gpus.value)
+        return f"{gpus} {'GPU' if gpus == 1 else 'GPUs'} per copy"
+
+    @property
+    def kv_heads_text(self) -> str:
+        heads = int(self.kv_heads.value)
+        return f"{heads} KV {'head' if heads == 1 else 'heads'} each"
 
     @property
     def node_users(self) -> Result:
@@ -280,7 +313,7 @@ def achieved_link(stack: Stack) -> Result:
     line = one_way(stack.card)
     value = line.value * stack.parallel.link_fraction
     return Result(value, GB_PER_S, formula="link fraction × one-way rate",
-                  worked=f"{plain(stack.parallel.link_fraction)} × {line} = {GB_PER_S.show(value)}")
+                  worked=f"{plain(stack.parallel.link_fraction)} × {line} = {GB_PER_S.precise(value)}")
 
 
 def ring_factor(gpus: int) -> Result:
@@ -375,12 +408,14 @@ def _rates(stack: Stack) -> tuple[Result, Result]:
 
 
 def weights_read_per_gpu(split: Plan) -> Result:
-    """Weight bytes one GPU reads per pass: all it holds but its slice of an untied embedding, which is gathered."""
+    """Weight bytes one GPU reads per pass: all it holds but its slice of an untied embedding, which is
+    gathered. Over several stages the busiest is priced: the last, whose one table is the LM head it reads."""
     model = split.model
-    if model.tie_word_embeddings:
-        return Result(split.weights.value, GB_MOVED, formula="weights per GPU (the tied table is read as the LM head)",
+    if model.tie_word_embeddings or split.pipeline > 1:
+        why = "the tied table is read as the LM head" if model.tie_word_embeddings else "the last stage reads its LM head"
+        return Result(split.weights.value, GB_MOVED, formula=f"weights per GPU ({why})",
                       worked=f"{grouped(split.weights.value)} B = {GB_MOVED.show(split.weights.value)}")
-    table = split.tables.value / (2 if split.pipeline == 1 else 1) * BF16.bytes
+    table = split.tables.value / 2 * BF16.bytes
     value = split.weights.value - table
     return Result(value, GB_MOVED, formula="weights per GPU − its embedding slice, gathered rather than read",
                   worked=f"{grouped(split.weights.value)} B − {grouped(table)} B = {GB_MOVED.show(value)}")
@@ -523,9 +558,12 @@ def prefill(split: Plan, prompt: int) -> Prefill:
     )
 
 
-def busy_batch(split: Plan) -> int:
-    """The stack's batch, or every sequence the split's cache admits at the limit (at least one)."""
-    return split.stack.parallel.batch or max(int(split.users_worst.value), 1)
+def busy_batch(split: Plan) -> int | None:
+    """The stack's batch, or every sequence the split's cache admits at the limit; None when the cache
+    holds no sequence at the limit, or fewer than the batch asked for."""
+    admitted = int(split.users_worst.value) if split.kv_budget.value > 0 else 0
+    batch = split.stack.parallel.batch or admitted
+    return batch if 1 <= batch <= admitted else None
 
 
 # ---- The section: the stack's own split, the degrees, and the comparisons the page makes.
@@ -564,6 +602,7 @@ def moe_memory(stack: Stack, model: Model, precision: Precision) -> dict[str, Re
     active = operations.multiplied_parameters(model).value
     pool = kvcache.ladder(replace(stack, model=model, weight_precision=precision)).pool
     node = NODE_GPUS * pool.value
+    capacity = NODE_GPUS * stack.card.engine_capacity.value
     return {
         "weights": held,
         "total": given(total, COUNT, "parameters held"),
@@ -575,6 +614,10 @@ def moe_memory(stack: Stack, model: Model, precision: Precision) -> dict[str, Re
                             worked=f"{NODE_GPUS} × {pool.operand} = {GIB_HELD.show(node)}"),
         "over": Result(held.value - node, GIB_HELD, formula="weights − the node's pool",
                        worked=f"{held.operand} − {GIB_HELD.precise(node)} = {GIB_HELD.show(held.value - node)}"),
+        "spare": Result((capacity - held.value) / NODE_GPUS, GIB_HELD,
+                        formula="(GPUs per node × CUDA's total − weights) ÷ GPUs per node",
+                        worked=(f"({NODE_GPUS} × {stack.card.engine_capacity.operand} − {held.operand}) ÷ {NODE_GPUS} = "
+                                f"{GIB_HELD.show((capacity - held.value) / NODE_GPUS)}")),
     }
 
 
@@ -610,19 +653,35 @@ def attention_split(stack: Stack) -> dict[str, object]:
 
 
 def all_to_all(model: Model, gpus: int) -> dict[str, Result]:
-    """Expert parallelism: per token and MoE layer, the hidden state goes to each chosen expert's GPU
-    and comes back (dispatch and combine); under even routing (n − 1) ÷ n of it leaves the GPU."""
+    """Expert parallelism against tensor parallelism: bytes the node sends per token and MoE layer.
+    Under tensor parallelism all `gpus` ranks send 2(n − 1) ÷ n of the hidden state for each of two
+    all-reduces. Under expert parallelism the token sits on one GPU (attention data-parallel) and its
+    hidden state goes to its experts' GPUs and back. With one routing group per GPU it reaches at most
+    topk_group GPUs, sent once per GPU (DeepEP's normal mode), or once per expert (its low-latency
+    mode); both counted as if every GPU reached were another, the most they can send."""
     k, hidden = model.num_experts_per_tok, model.hidden_size
-    one = k * hidden * ACTIVATIONS.bytes * (gpus - 1) / gpus
-    both = 2 * one
-    ring = 2 * ring_factor(gpus).value * hidden * ACTIVATIONS.bytes
+    state = hidden * ACTIVATIONS.bytes
+    ring = 2 * ring_factor(gpus).value * state
+    node = gpus * ring
+    ranks = min(ROUTING_GROUPS_CHOSEN, gpus) if ROUTING_GROUPS == gpus else min(k, gpus)
+    by_rank, by_expert = 2 * ranks * state, 2 * k * state
     return {
         "experts_per_gpu": Result(model.num_local_experts / gpus, COUNT, formula="routed experts ÷ GPUs",
                                   worked=f"{model.num_local_experts} ÷ {gpus} = {grouped(model.num_local_experts / gpus)}"),
-        "per_token": Result(both, BYTES, formula="2 (dispatch, combine) × experts per token × hidden × 2 B × (n − 1) ÷ n",
-                            worked=f"2 × {k} × {grouped(hidden)} × 2 B × ({gpus} − 1) ÷ {gpus} = {BYTES.show(both)}"),
-        "tensor_per_token": Result(ring, BYTES, formula="2 all-reduces × 2(n − 1) ÷ n × hidden × 2 B",
-                                   worked=f"2 × 2 × ({gpus} − 1) ÷ {gpus} × {grouped(hidden)} × 2 B = {BYTES.show(ring)}"),
+        "groups": given(ROUTING_GROUPS, COUNT, ROUTING_SOURCE),
+        "ranks": given(ranks, COUNT, ROUTING_SOURCE),
+        "tensor_per_gpu": Result(ring, BYTES, formula="2 all-reduces × 2(n − 1) ÷ n × hidden × 2 B",
+                                 worked=f"2 × 2 × ({gpus} − 1) ÷ {gpus} × {grouped(hidden)} × 2 B = {BYTES.show(ring)}"),
+        "tensor_node": Result(node, BYTES, formula="GPUs × each GPU's all-reduce traffic",
+                              worked=f"{gpus} × {grouped(ring)} B = {BYTES.show(node)}"),
+        "by_rank": Result(by_rank, BYTES, formula="2 (dispatch, combine) × GPUs reached × hidden × 2 B",
+                          worked=f"2 × {ranks} × {grouped(hidden)} × 2 B = {BYTES.show(by_rank)}"),
+        "by_expert": Result(by_expert, BYTES, formula="2 (dispatch, combine) × experts per token × hidden × 2 B",
+                            worked=f"2 × {k} × {grouped(hidden)} × 2 B = {BYTES.show(by_expert)}"),
+        "rank_share": Result(by_rank / node, PERCENT, formula="expert parallelism's bytes ÷ tensor parallelism's",
+                             worked=f"{grouped(by_rank)} ÷ {grouped(node)} = {PERCENT.show(by_rank / node)}"),
+        "expert_share": Result(by_expert / node, PERCENT, formula="expert parallelism's bytes ÷ tensor parallelism's",
+                               worked=f"{grouped(by_expert)} ÷ {grouped(node)} = {PERCENT.show(by_expert / node)}"),
     }
 
 
@@ -654,8 +713,8 @@ def degree(stack: Stack, tensor: int) -> Degree:
     if split.kv_budget.value <= 0:
         return Degree(split, None, None)
     lone = decode_step(split, 1, stack.traffic.prompt_p50)
-    busy = decode_step(split, busy_batch(split), stack.context_limit) if split.fits or stack.parallel.batch else None
-    return Degree(split, busy, lone)
+    batch = busy_batch(split)
+    return Degree(split, decode_step(split, batch, stack.context_limit) if batch else None, lone)
 
 
 def section(stack: Stack) -> dict[str, object]:
@@ -664,6 +723,9 @@ def section(stack: Stack) -> dict[str, object]:
     chosen = plan(on, stack.parallel.tensor, stack.parallel.pipeline)
     busy = busy_batch(chosen)
     loads = chosen.kv_budget.value > 0
+    step = decode_step(chosen, busy, stack.context_limit) if busy else None
+    lone = decode_step(chosen, 1, stack.traffic.prompt_p50) if loads else None
+    prompt = prefill(chosen, stack.traffic.prompt_p50) if loads else None
     link = achieved_link(on)
     degrees = {f"tp{n}": degree(on, n) for n in DEGREES if not refusal(on.model, n, stack.parallel.pipeline)}
     big = replace(stack, model=LLAMA_3_1_405B)
@@ -678,15 +740,20 @@ def section(stack: Stack) -> dict[str, object]:
         "pipeline": given(stack.parallel.pipeline, COUNT, "pipeline stages"),
         "plan": chosen,
         "single": plan(on, 1, 1),
-        # A split whose weights overflow the pool has no step to time: the page says so instead.
-        "step": decode_step(chosen, busy, stack.context_limit) if loads else None,
-        "lone": decode_step(chosen, 1, stack.traffic.prompt_p50) if loads else None,
-        "prefill": prefill(chosen, stack.traffic.prompt_p50) if loads else None,
+        # A split whose weights overflow the pool has no step to time, and one whose cache holds no
+        # sequence at the limit (or fewer than the batch) no busy step: the page says so in words.
+        "step": step,
+        "lone": lone,
+        "prefill": prompt,
+        "summary": summary(chosen, step, lone, prompt),
         "degrees": degrees,
         "link": link,
         "one_way": one_way(on.card),
         "vocab_padding": given(VOCAB_PADDING, COUNT, VOCAB_SOURCE),
         "measured": {"ring": given(RING_EFFECTIVE_GB_PER_S * 1e9, GB_PER_S, RING_SOURCE),
+                     "sglang_low": given(SGLANG_ALL_REDUCE_US[0] * 1e-6, MICROSECONDS, CUSTOM_ALL_REDUCE_SOURCE),
+                     "sglang_high": given(SGLANG_ALL_REDUCE_US[1] * 1e-6, MICROSECONDS, CUSTOM_ALL_REDUCE_SOURCE),
+                     "nvls": given(NVLS_BUS_GB_PER_S * 1e9, GB_PER_S, NVLS_SOURCE),
                      "ring_fraction": Result(RING_EFFECTIVE_GB_PER_S * 1e9 / one_way(on.card).value, PERCENT,
                                              formula="measured ring rate ÷ one-way line rate",
                                              worked=(f"{RING_EFFECTIVE_GB_PER_S} GB/s ÷ {one_way(on.card)} = "
@@ -716,19 +783,48 @@ def section(stack: Stack) -> dict[str, object]:
     }
 
 
+def _sequences(count: int) -> str:
+    return f"{grouped(count)} {'sequence' if count == 1 else 'sequences'}"
+
+
+def summary(split: Plan, step: Step | None, lone: Step | None, prompt: Prefill | None) -> dict[str, str]:
+    """The calculator's communication card in words, for every case: nothing loads, no busy step, or both steps."""
+    if not lone or not prompt:
+        return {"decode": f"Nothing to time. The split {split.verdict}.", "prefill": "No prefill to time"}
+    if lone.all_reduce.count.value:
+        alone = f"One sequence alone: {lone.share} of {lone.time}."
+    else:
+        alone = f"One sequence alone: {lone.time}, with no all-reduce at one GPU per stage."
+    if not step:
+        batch = split.stack.parallel.batch
+        why = (f"a batch of {_sequences(batch)} at the limit needs more cache than the "
+               f"{_sequences(int(split.users_worst.value))} it admits" if batch and split.users_worst.value
+               else "not one sequence at the limit fits")
+        busy = f"No busy step: {why}."
+    elif not step.all_reduce.count.value:
+        busy = f"A step of {step.time} at {_sequences(int(step.batch.value))}."
+    else:
+        busy = (f"{step.all_reduce.count} all-reduces of {step.all_reduce.message} at "
+                f"{_sequences(int(step.batch.value))}: {step.all_reduce.time} of a {step.time} step ({step.share}).")
+    if split.nodes > 1 and split.pipeline > 1:
+        alone += " Hand-offs between nodes are priced at the card's own link, not the network."
+    return {"decode": f"{busy} {alone}",
+            "prefill": f"Prefill of {grouped(prompt.prompt)} tokens: {prompt.time}, {prompt.share} communicating"}
+
+
 def naive(stack: Stack, degrees: dict[str, Degree]) -> dict[str, Result]:
     """The claims this page corrects, computed as they are usually made."""
     card = stack.card
     lone = decode_step(plan(stack, NODE_GPUS, 1), 1, stack.traffic.prompt_p50)
-    message = lone.all_reduce.message.value
-    at_sheet = message / (card.interconnect_gb_per_s * 1e9)
+    traffic = lone.all_reduce.traffic.value
+    line = one_way(card)
+    at_sheet = traffic / line.value
     result: dict[str, Result] = {
-        "at_datasheet": Result(at_sheet, MICROSECONDS, formula="message ÷ the datasheet's link rate",
-                               worked=(f"{grouped(message)} B ÷ {grouped(card.interconnect_gb_per_s)} GB/s = "
-                                       f"{MICROSECONDS.show(at_sheet)}")),
+        "at_datasheet": Result(at_sheet, MICROSECONDS, formula="ring traffic per GPU ÷ the one-way line rate",
+                               worked=f"{grouped(traffic)} B ÷ {line} = {MICROSECONDS.precise(at_sheet)}"),
         "derived": lone.all_reduce.each,
         "off": Result(lone.all_reduce.each.value / at_sheet if at_sheet else 0.0, TIMES,
-                      formula="derived time ÷ the datasheet reading",
+                      formula="derived time ÷ the line-rate reading",
                       worked=(f"{MICROSECONDS.precise(lone.all_reduce.each.value)} ÷ {MICROSECONDS.precise(at_sheet)} = "
                               f"{grouped(lone.all_reduce.each.value / at_sheet if at_sheet else 0, 0)}×")),
     }
@@ -750,14 +846,23 @@ def curves(stack: Stack) -> dict:
     degrees = [(n, degree(on, n)) for n in DEGREES if not refusal(on.model, n, stack.parallel.pipeline)]
     timed = [(n, d) for n, d in degrees if d.lone]
     busy = [(n, d) for n, d in degrees if d.busy]
+    batch = stack.parallel.batch
     drawn = [
         {"name": "users per copy, worst case", "x": [n for n, _ in degrees], "y": [d.plan.users_worst.value for _, d in degrees]},
         {"name": "users per node of eight", "x": [n for n, _ in degrees], "y": [d.plan.node_users.value for _, d in degrees]},
         {"name": "step, one sequence (ms)", "x": [n for n, _ in timed], "y": [1000 * d.lone.time.value for _, d in timed]},
-        {"name": "step, every user admitted (ms)", "x": [n for n, _ in busy], "y": [1000 * d.busy.time.value for _, d in busy]},
+        {"name": f"step, batch of {grouped(batch)} (ms)" if batch else "step, every user admitted (ms)", "x": [n for n, _ in busy], "y": [1000 * d.busy.time.value for _, d in busy]},
     ]
     rows = [[str(n), grouped(d.plan.users_worst.value), grouped(d.plan.node_users.value),
              f"{1000 * d.lone.time.value:.1f}" if d.lone else "does not load",
-             f"{1000 * d.busy.time.value:.1f}" if d.busy else "no user fits",
+             f"{1000 * d.busy.time.value:.1f}" if d.busy else _no_busy_step(d.plan, batch),
              SHARE.show(d.lone.share.value) if d.lone else "—"] for n, d in degrees]
     return {"curves": drawn, "rows": rows}
+
+
+def _no_busy_step(split: Plan, batch: int | None) -> str:
+    if split.kv_budget.value <= 0:
+        return "does not load"
+    if batch and split.users_worst.value:
+        return f"batch over the {grouped(split.users_worst.value)} admitted"
+    return "no user fits"

@@ -363,13 +363,13 @@ def tp_scaling(namespace: Mapping[str, Any]) -> dict[str, Any]:
          "marker": {"size": 8}, "hovertemplate": "tp %{x}: %{y:.1f} ms<extra>one sequence</extra>"},
         {**busy, "type": "scatter", "mode": "lines+markers", "yaxis": "y2",
          "line": {"color": "#7c3aed", "width": 3, "dash": "dot"}, "marker": {"size": 8, "symbol": "diamond"},
-         "hovertemplate": "tp %{x}: %{y:.1f} ms<extra>every user admitted</extra>"},
+         "hovertemplate": "tp %{x}: %{y:.1f} ms<extra>%{fullData.name}</extra>"},
     ]
     return {
         "data": series,
         "layout": {
             "barmode": "group",
-            "xaxis": {"title": {"text": "tensor-parallel degree (GPUs per copy)"}, "type": "category"},
+            "xaxis": {"title": {"text": "tensor-parallel degree (GPUs per pipeline stage)"}, "type": "category"},
             "yaxis": {"title": {"text": "users at the context limit"}, "rangemode": "tozero", "gridcolor": "#e7e5e4"},
             "yaxis2": {"title": {"text": "decode step (ms, lines)"}, "overlaying": "y", "side": "right",
                        "rangemode": "tozero", "showgrid": False},
@@ -380,7 +380,7 @@ def tp_scaling(namespace: Mapping[str, Any]) -> dict[str, Any]:
         },
         "subject": "parallel.model.name",  # the model split, which the reference stack keeps beside its own
         "table": {"columns": ["tp", "users per copy", "users per node", "step, one sequence (ms)",
-                              "step, every user admitted (ms)", "communicating, one sequence"],
+                              "step, busy batch (ms)", "communicating, one sequence"],
                   "rows": data["rows"]},
     }
 

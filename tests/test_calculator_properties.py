@@ -203,7 +203,15 @@ def test_valid_inputs_show_arithmetic_that_reproduces_every_figure(calculator, d
     if calculator.name == "attention":  # a limit within the chosen model's positions; refusals have their own tests
         from calc.attention import chosen_model
         longest = chosen_model(values["model"]).max_position_embeddings
-        values["context_limit"] = str(min(int(values["context_limit"]), longest))
+        from calc.stack import REFERENCE
+        limit = max(min(int(values["context_limit"]), longest), REFERENCE.traffic.prompt_p50)  # it must hold the prompt timed
+        values["context_limit"] = str(limit)
+        if values["batch"]:  # a batch the split's cache admits; a larger one is refused, tested in test_parallel
+            from calc.calculators import PARALLEL
+            from calc.parallel import plan, sharded
+            stack = PARALLEL.stack({**values, "batch": ""})[0]
+            admitted = int(plan(sharded(stack), stack.parallel.tensor, stack.parallel.pipeline).users_worst.value)
+            values["batch"] = str(1 + int(values["batch"]) % admitted) if admitted else ""
     if calculator.name == "tokens":  # a prompt within the model's positions; refusals have their own tests
         values["characters"] = str(1 + int(values["characters"]) % 30_000)
     if calculator.name == "position":  # refused rules, odd heads and crossed factors have their own tests
@@ -228,7 +236,15 @@ def test_valid_inputs_show_arithmetic_that_reproduces_every_figure(calculator, d
         from calc.fields import PARALLEL_MODELS
         values["tensor"] = str((1, 2, 4, 8)[int(values["tensor"]) % 4])
         longest = PARALLEL_MODELS[values["model"]].max_position_embeddings
-        values["context_limit"] = str(min(int(values["context_limit"]), longest))
+        from calc.stack import REFERENCE
+        limit = max(min(int(values["context_limit"]), longest), REFERENCE.traffic.prompt_p50)  # it must hold the prompt timed
+        values["context_limit"] = str(limit)
+        if values["batch"]:  # a batch the split's cache admits; a larger one is refused, tested in test_parallel
+            from calc.calculators import PARALLEL
+            from calc.parallel import plan, sharded
+            stack = PARALLEL.stack({**values, "batch": ""})[0]
+            admitted = int(plan(sharded(stack), stack.parallel.tensor, stack.parallel.pipeline).users_worst.value)
+            values["batch"] = str(1 + int(values["batch"]) % admitted) if admitted else ""
     if calculator.name == "sampling" and float(values["top_p"]) == 0:  # refused with a message; tested in test_decode_loop
         values["top_p"] = "1"
     if calculator.name == "speculative":  # a target its card holds, drafts within its positions; refusals have their own tests

@@ -17,7 +17,7 @@ from calc.facts import facts
 from calc.models import DEEPSEEK_V3_CONFIG, LLAMA_3_1_405B_CONFIG, LLAMA_3_1_70B_CONFIG
 from calc.present import leaves
 from calc.stack import REFERENCE
-from calc.units import Result
+from calc.units import GiB, Result
 from conftest import Calculator, booted_page
 
 POOL = H100_SXM.engine_capacity.value * REFERENCE.gpu_memory_utilization  # the total the engine multiplies, from calc's card data
@@ -165,9 +165,22 @@ def test_moe_saves_operations_not_memory(section):
     assert deepseek["weights"].value > 8 * POOL
     assert deepseek["over"].value == pytest.approx(deepseek["weights"].value - 8 * POOL)
     assert deepseek["active_share"].value < 0.06
+    cuda = H100_SXM.engine_capacity.value  # CUDA's total, as calc's card data holds it
+    assert deepseek["spare"].value == pytest.approx((8 * cuda - deepseek["weights"].value) / 8)
+    assert 0 < deepseek["spare"].value < GiB, "the weights load into CUDA's total, with under a GiB to spare"
+
+
+def test_expert_parallelism_against_tensor_parallelism_on_one_basis(section):
+    """Bytes the node sends per token and MoE layer: every GPU's all-reduce share under tensor
+    parallelism; at most the 4 GPUs a node-limited token reaches (config: n_group 8 = GPUs,
+    topk_group 4), or its 8 experts, under expert parallelism."""
     hidden, chosen = DEEPSEEK_V3_CONFIG["hidden_size"], DEEPSEEK_V3_CONFIG["num_experts_per_tok"]
-    assert section["expert"]["per_token"].value == 2 * chosen * hidden * 2 * 7 / 8
-    assert section["expert"]["tensor_per_token"].value == 2 * 2 * 7 / 8 * hidden * 2
+    expert = section["expert"]
+    assert expert["tensor_per_gpu"].value == 2 * 2 * 7 / 8 * hidden * 2
+    assert expert["tensor_node"].value == 8 * 2 * 2 * 7 / 8 * hidden * 2
+    assert expert["by_rank"].value == 2 * 4 * hidden * 2
+    assert expert["by_expert"].value == 2 * chosen * hidden * 2
+    assert 0.25 < expert["rank_share"].value < expert["expert_share"].value < 0.6, "a quarter to a half, never more"
 
 
 def test_a_latent_cache_is_copied_by_tensor_parallelism(section):
@@ -190,8 +203,12 @@ def test_every_worked_line_adds_up(section):
 
 @pytest.mark.parametrize("values, field, words", [
     ({"tensor": "3"}, "tensor", "does not divide"),
-    ({"tensor": "16"}, "tensor", "beyond one node"),
-    ({"tensor": "0"}, "tensor", "between"),
+    ({"tensor": "16"}, "tensor", "between 1 and 8 GPUs"),
+    ({"tensor": "100"}, "tensor", "between 1 and 8 GPUs"),
+    ({"tensor": "0"}, "tensor", "between 1 and 8 GPUs"),
+    ({"context_limit": "1000"}, "context_limit", "2,000-token prompt"),
+    ({"batch": "100001"}, "batch", "between"),
+    ({"batch": "100000"}, "batch", "more than this split's cache admits"),
     ({"pipeline": "9"}, "pipeline", "between"),
     ({"tensor": "2.5"}, "tensor", "whole"),
     ({"context_limit": "200000"}, "context_limit", "positions"),
@@ -243,7 +260,8 @@ def test_the_calculator_follows_cpython(parallel_page, inputs):
 
 @pytest.mark.parametrize("field, value", [
     ("tensor", ""), ("tensor", "3"), ("tensor", "16"), ("pipeline", "0"), ("ring", "8,5"), ("latency", "lots"),
-    ("context_limit", "1e40"), ("batch", "12\u200b"),
+    ("context_limit", "1e40"), ("batch", "12\u200b"), ("tensor", "100"), ("context_limit", "1000"),
+    ("batch", "100000"), ("latency", "4" * 100_000),
 ])
 def test_bad_input_gets_a_message(parallel_page, field, value):
     page = parallel_page.page
@@ -253,3 +271,126 @@ def test_bad_input_gets_a_message(parallel_page, field, value):
     after = CALC.refuse(page, field, value, expected)
     assert not any("Traceback" in text for text in after.values())
     CALC.set(page, **{field: defaults[field]})
+
+
+def test_every_field_at_fault_is_named_at_once():
+    answer = PARALLEL.run({**PARALLEL.defaults, "tensor": "3", "context_limit": "200000"}, None, [])
+    assert set(answer["errors"]) == {"tensor", "context_limit"}
+
+
+def test_the_context_limit_must_hold_the_prompt_the_page_times():
+    prompt = REFERENCE.traffic.prompt_p50
+    assert PARALLEL.run({**PARALLEL.defaults, "context_limit": str(prompt)}, None, [])["ok"]
+    assert not PARALLEL.run({**PARALLEL.defaults, "context_limit": str(prompt - 1)}, None, [])["ok"]
+
+
+def _summary(**values):
+    refs = ["parallel.summary.decode", "parallel.summary.prefill", "parallel.plan.copies_text",
+            "parallel.plan.gpus_text", "parallel.plan.kv_heads_text", "parallel.step.time"]
+    answer = PARALLEL.run({**PARALLEL.defaults, **values}, None, refs, ["tp-scaling"])
+    assert answer["ok"], answer
+    return {ref.rsplit(".", 1)[1]: text for ref, (text, _) in answer["refs"].items()}, answer["curves"]["tp-scaling"]
+
+
+def test_no_busy_step_is_timed_when_no_sequence_fits():
+    words, chart = _summary(tensor="2", context_limit="131072")
+    assert words["time"] == "—" and words["decode"].startswith("No busy step: not one sequence")
+    assert words["copies_text"] == "no copy serves a user"
+    assert 2 not in chart["curves"][3]["x"] and chart["rows"][1][4] == "no user fits"
+
+
+def test_the_batch_is_priced_only_where_the_cache_admits_it():
+    """The default split admits more than 20 sequences at the limit; tensor-parallel 2 admits fewer."""
+    words, chart = _summary(batch="20")
+    assert words["decode"].startswith("161 all-reduces of 327,680 B at 20 sequences"), words  # 20 × 8,192 × 2 B
+    assert chart["curves"][3]["name"] == "step, batch of 20 (ms)"
+    assert chart["curves"][3]["x"] == [4, 8] and chart["rows"][1][4].startswith("batch over the")
+
+
+def test_a_split_that_does_not_load_says_so_in_words():
+    words, chart = _summary(model="deepseek-v3", card="l4", weights="bf16")
+    assert words["decode"].startswith("Nothing to time. The split does not fit")
+    assert words["prefill"] == "No prefill to time" and words["copies_text"] == "no copy serves a user"
+    assert all(not curve["x"] for curve in chart["curves"][2:])
+
+
+def test_one_of_anything_is_singular():
+    words, _ = _summary(model="llama-3.1-8b", tensor="1", batch="1")
+    assert words["gpus_text"] == "1 GPU per copy" and words["kv_heads_text"] == "8 KV heads each"
+    assert " at 1 sequence." in words["decode"] and "no all-reduce" in words["decode"]
+    values = {**PARALLEL.defaults, "model": "llama-3.1-8b", "tensor": "1", "pipeline": "1", "batch": "1",
+              "latency": "1e-7"}
+    printed = PARALLEL.summary(values, PARALLEL.stack(values)[0])
+    for words in ("tensor parallel 1 GPU ·", "pipeline 1 stage ·", "batch 1 sequence ·", "link achieved 80% ·",
+                  "all-reduce fixed cost 0.0000001 µs"):
+        assert words in printed, printed
+
+
+def test_a_long_paste_is_quoted_without_a_count_the_page_may_have_cut():
+    """Any calculator's number field: the page sends at most 1,000 characters of a paste."""
+    from calc.calculators import CALCULATORS
+    from calc.echo import excerpt
+    from calc.fields import NumberField
+    numbers = [f for calc in CALCULATORS.values() for f in calc.fields if isinstance(f, NumberField)]
+    assert numbers
+    for field in numbers:
+        with pytest.raises(ValueError) as whole:
+            field.parse("4" * 100_000)
+        with pytest.raises(ValueError) as cut:
+            field.parse("4" * 1_000)
+        assert str(whole.value) == str(cut.value) and "more character" not in str(whole.value)
+    assert excerpt("x" * 41).endswith("(1 more character)")
+
+
+def test_the_busiest_pipeline_stage_reads_its_lm_head(section):
+    split = section["l405_bf16"]
+    assert parallel.weights_read_per_gpu(split).value == split.weights.value
+    one = section["degrees"]["tp4"].plan
+    assert parallel.weights_read_per_gpu(one).value == one.weights.value - one.tables.value / 2 * 2
+
+
+def test_the_line_rate_reading_uses_the_ring_bytes(section):
+    hidden = LLAMA_3_1_70B_CONFIG["hidden_size"]
+    traffic = 2 * 7 / 8 * hidden * 2  # one token's activations, a ring's share at eight GPUs
+    assert section["naive"]["at_datasheet"].value == pytest.approx(traffic / (H100_SXM.interconnect_gb_per_s * 1e9 / 2))
+
+
+def _axes(page) -> dict:
+    return page.evaluate("""() => { const n = document.querySelector("[data-chart='tp-scaling']");
+        return {x: n._fullLayout.xaxis.type, y2: n._fullLayout.yaxis2.range, ticks: n._fullLayout.xaxis._categories}; }""")
+
+
+def test_the_chart_keeps_its_category_axis_and_refits_its_ranges(parallel_page):
+    """A recompute restyles the curves: the degrees stay categories, and an axis whose lines vanish
+    does not keep the last range."""
+    page = parallel_page.page
+    CALC.set(page, **PARALLEL.defaults)
+    assert CALC.set(page, tensor="8") == "computed"
+    drawn = _axes(page)
+    assert drawn["x"] == "category" and drawn["ticks"] == ["1", "2", "4", "8"], drawn
+    assert CALC.set(page, model="llama-3.1-405b", pipeline="2") == "computed"
+    slow = _axes(page)["y2"]
+    assert CALC.set(page, model="deepseek-v3", card="l4", pipeline="1") == "computed"
+    empty = _axes(page)
+    assert empty["x"] == "category" and empty["y2"][1] < slow[1] / 10, (slow, empty)
+    CALC.set(page, **PARALLEL.defaults)
+
+
+def test_the_page_names_every_field_at_fault_at_once(parallel_page):
+    page = parallel_page.page
+    CALC.set(page, **PARALLEL.defaults)
+    assert CALC.set(page, tensor="3", context_limit="200000") == "invalid"
+    expected = PARALLEL.run({**PARALLEL.defaults, "tensor": "3", "context_limit": "200000"}, None, [])["errors"]
+    for field in ("tensor", "context_limit"):
+        assert page.text_content(f"{CALC.selector} [data-error-for={field}]") == expected[field]
+    CALC.set(page, **PARALLEL.defaults)
+
+
+def test_the_page_says_in_words_when_nothing_loads(parallel_page):
+    page = parallel_page.page
+    inputs = {"model": "deepseek-v3", "card": "l4", "weights": "bf16"}
+    assert CALC.set(page, **inputs) == "computed"
+    shown = CALC.live(page)
+    assert shown["parallel.summary.decode"].startswith("Nothing to time.")
+    assert shown["parallel.plan.copies_text"] == "no copy serves a user"
+    CALC.set(page, **PARALLEL.defaults)

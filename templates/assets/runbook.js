@@ -146,11 +146,21 @@
       return;
     }
     node.pendingCurves = null;
-    window.Plotly.restyle(node, {
+    // Restyling x makes Plotly guess each axis's type again (numbers turn a category axis linear), and
+    // an axis left with no data keeps its old range: give every axis its drawn type back, and let each
+    // one that was autoranged fit the new curves.
+    var axes = {};
+    Object.keys(node.layout).forEach(function (key) {
+      var axis = node.layout[key];
+      if (!/^[xy]axis\d*$/.test(key) || !axis) return;
+      if (axis.type) axes[key + ".type"] = axis.type;
+      if (axis.autorange !== false) axes[key + ".autorange"] = true;
+    });
+    window.Plotly.update(node, {
       x: curves.map(function (c) { return c.x; }),
       y: curves.map(function (c) { return c.y; }),
       name: curves.map(function (c) { return c.name; }),
-    });
+    }, axes);
   }
 
   function redrawPending() {
