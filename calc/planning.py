@@ -81,7 +81,8 @@ def mean_prompt(stack: Stack) -> Result:
         growth, below = math.exp(lengths.sigma ** 2 / 2), normal_below((above - lengths.sigma ** 2) / lengths.sigma)
         tail = 1 - normal_below(above / lengths.sigma)
         worked = (f"σ is ln({grouped(traffic.prompt_p95)} ÷ {grouped(traffic.prompt_p50)}) ÷ 1.645, {lengths.sigma:.4f}; "
-                  f"{grouped(traffic.prompt_p50)} × {growth:.4f} × {below:.4f} + {grouped(cap)} × {tail:.5f} = "
+                  f"{grouped(traffic.prompt_p50)} × {PLAIN.precise(growth)} × {PLAIN.precise(below)} + {grouped(cap)} × "
+                  f"{PLAIN.precise(tail)} = "
                   f"{TOKENS.show(value)}")
     return Result(value, TOKENS, formula="p50 × e^(σ²/2) × Φ((ln(cap ÷ p50) − σ²) ÷ σ) + cap × (1 − Φ(ln(cap ÷ p50) ÷ σ)), "
                                          "σ = ln(p95 ÷ p50) ÷ 1.645, cap = context limit − output p50", worked=worked)
