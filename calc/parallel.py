@@ -428,10 +428,41 @@ def _divided(what: float, split: Plan) -> tuple[float, str]:
     return what * share / split.tensor, f"{_stage(model, split.pipeline)} ÷ {split.tensor}"
 
 
+class Communicating:
+    """Computing then communicating, one after the other, for a step or a prefill of the split model
+    (its `compute`, `all_reduce` and `handoff`): the time and the share spent communicating."""
+
+    TIME_FORMULA = "computing + communicating"
+    SHARE_FORMULA = "communicating ÷ the whole"
+
+    @property
+    def communication(self) -> Result:
+        value = self.all_reduce.time.value + self.handoff.value
+        if not self.handoff.value:
+            return Result(value, MS, formula="all-reduces", worked=self.all_reduce.time.worked)
+        return Result(value, MS, formula="all-reduces + hand-offs",
+                      worked=f"{self.all_reduce.time.operand} + {self.handoff.operand} = {MS.show(value)}")
+
+    @property
+    def time(self) -> Result:
+        value = self.compute.value + self.communication.value
+        return Result(value, MS, formula=self.TIME_FORMULA,
+                      worked=f"{self.compute.operand} + {self.communication.operand} = {MS.show(value)}")
+
+    @property
+    def share(self) -> Result:
+        value = self.communication.value / self.time.value
+        return Result(value, SHARE, formula=self.SHARE_FORMULA,
+                      worked=f"{self.communication.operand} ÷ {self.time.operand} = {SHARE.show(value)}")
+
+
 @dataclass(frozen=True)
-class Step:
+class Step(Communicating):
     """One decode step of the split model: each stage's GPUs run their share of the time model's
     kernels, one stage after another, and the all-reduces and hand-offs wait between them."""
+
+    TIME_FORMULA = "computing + communicating, one after the other"
+    SHARE_FORMULA = "communicating ÷ step"
 
     batch: Result
     tokens: int
@@ -452,26 +483,6 @@ class Step:
                           worked=f"{kernels} = {MS.show(value)}")
         return Result(value, MS, formula="stages × (matrix multiplies + attention) on one GPU",
                       worked=f"{self.stages} × ({kernels}) = {MS.show(value)}")
-
-    @property
-    def communication(self) -> Result:
-        value = self.all_reduce.time.value + self.handoff.value
-        if not self.handoff.value:
-            return Result(value, MS, formula="all-reduces", worked=self.all_reduce.time.worked)
-        return Result(value, MS, formula="all-reduces + hand-offs",
-                      worked=f"{self.all_reduce.time.operand} + {self.handoff.operand} = {MS.show(value)}")
-
-    @property
-    def time(self) -> Result:
-        value = self.compute.value + self.communication.value
-        return Result(value, MS, formula="computing + communicating, one after the other",
-                      worked=f"{self.compute.operand} + {self.communication.operand} = {MS.show(value)}")
-
-    @property
-    def share(self) -> Result:
-        value = self.communication.value / self.time.value
-        return Result(value, SHARE, formula="communicating ÷ step",
-                      worked=f"{self.communication.operand} ÷ {self.time.operand} = {SHARE.show(value)}")
 
     @property
     def tokens_per_second(self) -> Result:
@@ -512,33 +523,16 @@ def decode_step(split: Plan, batch: int, tokens: int) -> Step:
 
 
 @dataclass(frozen=True)
-class Prefill:
+class Prefill(Communicating):
     """One prompt through the split: each stage computes its share, then all-reduces whole-prompt messages."""
+
+    SHARE_FORMULA = "communicating ÷ prefill"
 
     prompt: int
     compute: Result
     all_reduce: AllReduces
     handoff: Result
 
-    @property
-    def communication(self) -> Result:
-        value = self.all_reduce.time.value + self.handoff.value
-        if not self.handoff.value:
-            return Result(value, MS, formula="all-reduces", worked=self.all_reduce.time.worked)
-        return Result(value, MS, formula="all-reduces + hand-offs",
-                      worked=f"{self.all_reduce.time.operand} + {self.handoff.operand} = {MS.show(value)}")
-
-    @property
-    def time(self) -> Result:
-        value = self.compute.value + self.communication.value
-        return Result(value, MS, formula="computing + communicating",
-                      worked=f"{self.compute.operand} + {self.communication.operand} = {MS.show(value)}")
-
-    @property
-    def share(self) -> Result:
-        value = self.communication.value / self.time.value
-        return Result(value, SHARE, formula="communicating ÷ prefill",
-                      worked=f"{self.communication.operand} ÷ {self.time.operand} = {SHARE.show(value)}")
 
 
 def prefill(split: Plan, prompt: int) -> Prefill:
