@@ -49,7 +49,7 @@ CLAIMS = {
     "distserve_rate": Claim(given(7.4, RATIO), "DistServe serves up to 7.4× more requests within its SLOs than "
                             "colocated systems (Zhong et al., OSDI 2024)", "https://arxiv.org/abs/2401.09670"),
     "distserve_slo": Claim(given(12.6, RATIO), "or meets SLOs 12.6× tighter", "https://arxiv.org/abs/2401.09670"),
-    "splitwise_throughput": Claim(given(1.4, RATIO), "Splitwise: 1.4× the throughput at 20% lower cost, splitting "
+    "splitwise_throughput": Claim(given(1.4, RATIO), "Splitwise: up to 1.4× the throughput at 20% lower cost, splitting "
                                   "prompt and token phases across machines (Patel et al., ISCA 2024)",
                                   "https://arxiv.org/abs/2311.18677"),
     "splitwise_cost": Claim(given(0.20, PERCENT), "20% lower cost", "https://arxiv.org/abs/2311.18677"),

@@ -348,6 +348,9 @@ class Speculative:
         weights = weight_bytes(shape, self.stack.weight_precision)
         draft = kvcache.bytes_per_token(shape, self.stack.kv_precision)
         budget = Result(ladder.kv_budget.value - weights.value, GIB_HELD)
+        if budget.value <= 0:
+            return Result(0, COUNT, formula="the draft's weights take the whole KV budget",
+                          worked=f"{ladder.kv_budget} KV budget < {weights} of draft weights: no sequence fits beside the draft")
         per_token = Result(ladder.per_token.value + draft.value, ladder.per_token.unit)
         capacity = kvcache.token_capacity(budget, per_token, self.stack.block_size)
         users = kvcache.users_by_tokens(capacity, charged)
@@ -446,7 +449,10 @@ def speculative(stack: Stack) -> Speculative:
 def shared_throughput(full: Speculative) -> Result:
     """Tokens per second of the whole card with speculation, its batch shrunk to what the pool admits
     beside the draft's weights and cache, over plain decoding at the full batch."""
-    shared = replace(full, batch=max(1, int(full.shared_pool.value)))
+    if full.shared_pool.value < 1:
+        return Result(0, RATIO_FINE, formula="no sequence fits beside the draft",
+                      worked=f"{full.shared_pool.worked}, so the card cannot speculate with this draft at all")
+    shared = replace(full, batch=int(full.shared_pool.value))
     speculating = shared.batch * shared.per_pass.value / shared.pass_time.value
     plain_rate = full.batch / full.step.value
     value = speculating / plain_rate
@@ -501,7 +507,6 @@ def section(stack: Stack) -> dict[str, object]:
         "doubtful": replace(run, alpha=CHART_ALPHAS[0]),
         "doubtful_full": replace(full, alpha=CHART_ALPHAS[0]),
         "doubtful_full_best": replace(full, alpha=CHART_ALPHAS[0]).best,
-        "shared": replace(full, batch=max(1, int(full.shared_pool.value))),
         "shared_gain": shared_throughput(full),
         "recovered": alpha_from_rate(run.reported_rate.value, run.gamma),
         "lossless": lossless,

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import json
+import re
 
 import pytest
 from playwright.sync_api import expect
@@ -21,7 +22,8 @@ def _draw(page, seed: str):
         panel.locator("summary").click()
     panel.locator("input[name=drill-seed]").fill(seed)
     panel.locator("[data-drill-action=repeat]").click()
-    expect(panel.locator(".drill-question")).to_be_visible(timeout=60_000)
+    expect(panel.locator(".drill-case")).to_have_text(re.compile(r"^Case \d+"), timeout=60_000)
+    expect(panel.locator(".drill-question")).to_be_visible()
     return panel
 
 
