@@ -175,10 +175,10 @@ def document_14s_terms(stack: Stack, knee_rate: Result) -> dict[str, Result]:
                           worked=(f"{USD.show(price)} ÷ ({knee_rate.operand} × {TOKENS.precise(tokens)} × 3,600 s) × "
                                   f"1,000,000 = {USD_PER_M.show(per_token)}")),
         "gpus": Result(fleet, COUNT, formula="⌈peak rate ÷ knee⌉ + spares",
-                       worked=f"⌈{RATE.show(peak)} ÷ {knee_rate.operand}⌉ + {headroom.spares} = {replicas} + {headroom.spares} = {fleet}"),
+                       worked=f"⌈{RATE.precise(peak)} ÷ {knee_rate.operand}⌉ + {headroom.spares} = {replicas} + {headroom.spares} = {fleet}"),
         "average": Result(average, USD_PER_M,
                           formula="GPUs × $ per GPU-hour ÷ (peak rate × average load × tokens a request × 3,600) × 1,000,000",
-                          worked=(f"{fleet} × {USD.show(price)} ÷ ({RATE.show(peak)} × {headroom.average_load:.2f} × "
+                          worked=(f"{fleet} × {USD.show(price)} ÷ ({RATE.precise(peak)} × {headroom.average_load:.2f} × "
                                   f"{TOKENS.precise(tokens)} × 3,600 s) × 1,000,000 = {USD_PER_M.show(average)}")),
     }
 

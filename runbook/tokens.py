@@ -53,8 +53,7 @@ def tokenizer_path() -> Path:
     data = tokenizer_source()
     path = vendor.CACHE / "made" / f"llama3-tokenizer-{hashlib.sha256(data).hexdigest()[:24]}.mjs"
     if not path.is_file():
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_bytes(data)
+        vendor.write_atomically(path, data)
     return path
 
 

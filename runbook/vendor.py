@@ -10,6 +10,7 @@ from __future__ import annotations
 import base64
 import hashlib
 import io
+import os
 import shutil
 import subprocess
 import tarfile
@@ -74,11 +75,17 @@ def cached(label: str, recipe: list[bytes], produce) -> bytes:
     if path.is_file():
         return path.read_bytes()
     data = produce()
-    path.parent.mkdir(parents=True, exist_ok=True)
-    temporary = path.with_suffix(".tmp")
-    temporary.write_bytes(data)
-    temporary.replace(path)
+    write_atomically(path, data)
     return data
+
+
+def write_atomically(path: Path, data: bytes) -> None:
+    """Readers see the whole file or none: written beside its place, then renamed onto it."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    handle, temporary = tempfile.mkstemp(prefix=f".{path.name}-", dir=path.parent)
+    with os.fdopen(handle, "wb") as stream:
+        stream.write(data)
+    os.replace(temporary, path)
 
 
 @lru_cache(maxsize=64)  # every page packs the same runtime: hash and look it up once per build

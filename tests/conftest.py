@@ -4,6 +4,7 @@ from __future__ import annotations
 import os
 import shutil
 import sys
+import tempfile
 from pathlib import Path
 
 import pytest
@@ -25,6 +26,14 @@ CHROMIUM_ARGS = [
     "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
     "--disable-background-networking", "--disable-component-update", "--disable-sync",
 ]
+
+
+def pytest_configure(config):
+    """Under xdist the controller builds once before the workers start, so on a fresh machine the
+    vendor cache is filled by one process rather than raced for by two."""
+    if getattr(config.option, "numprocesses", None) and not hasattr(config, "workerinput"):
+        with tempfile.TemporaryDirectory() as folder:
+            build.build(ROOT / "content", Path(folder) / "site")
 
 
 @pytest.fixture(scope="session")
