@@ -597,8 +597,9 @@ def request_runs(parsed: Mapping[str, Any]) -> dict[str, str]:
     model the card: each refusal is put on the field whose change would cure it."""
     if {"prompt", "output", "context_limit"} <= parsed.keys() \
             and parsed["prompt"] + parsed["output"] > parsed["context_limit"]:
-        return {"output": (f"prompt + output is {parsed['prompt'] + parsed['output']:,} tokens, more than the "
-                           f"context limit of {parsed['context_limit']:,}")}
+        request = parsed["prompt"] + parsed["output"]  # either side may be the one the reader just changed
+        return {"output": f"prompt + output is {request:,} tokens, more than the context limit of {parsed['context_limit']:,}",
+                "context_limit": f"Context limit of {parsed['context_limit']:,} is less than prompt + output, {request:,} tokens"}
     stack = stack_of(parsed, START_FIELDS)
     if stack is None:
         return {}
