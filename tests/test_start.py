@@ -4,6 +4,7 @@ from calc's tables, never retyped); the start calculator in CPython and in Chrom
 with its bad-input battery."""
 from __future__ import annotations
 
+import json
 import math
 import re
 
@@ -13,6 +14,7 @@ from arithmetic import check
 from calc.calculators import START
 from calc.facts import facts
 from calc.launch import default_max_num_seqs
+from calc.models import LLAMA_3_1_8B_CONFIG
 from calc.present import leaves
 from calc.stack import REFERENCE
 from calc.units import Result
@@ -268,6 +270,41 @@ def test_a_stack_one_card_cannot_serve_is_refused_on_the_field_to_change(start_p
     assert CALC.set(page, **inputs) == "invalid"
     assert page.text_content(f"{CALC.selector} [data-error-for={field}]") == expected
     assert CALC.set(page, **{name: START.defaults[name] for name in inputs}) == "computed"
+
+
+def paste(page, text: str) -> str:
+    page.select_option(f"{CALC.selector} [name=model]", "custom")
+    page.locator(f"{CALC.selector} details.calc-config").evaluate("node => node.open = true")
+    page.locator(f"{CALC.selector} textarea[name=config]").evaluate("(node, text) => { node.value = text; }", text)
+    page.click(f"{CALC.selector} [data-action=use-config]")
+    return CALC.settle(page)
+
+
+@pytest.mark.parametrize("config, says", [
+    ("", "paste the contents of a config.json"),
+    ("{", "not valid JSON"),
+    ("[]", "expected a JSON object"),
+    (json.dumps({**LLAMA_3_1_8B_CONFIG, "num_hidden_layers": -1}), "num_hidden_layers: must be at least 1"),
+    ("{\"a\":" * 5_000, "levels deep"),
+    (json.dumps({**LLAMA_3_1_8B_CONFIG, "padding": "y" * 300_000}), "over 200,000 characters"),
+], ids=["empty", "broken", "not-an-object", "negative-layers", "deep", "huge"])
+def test_a_bad_config_is_named_once(start_page, config, says):
+    page = start_page.page
+    assert paste(page, config) == "invalid"
+    message = page.text_content(f"{CALC.selector} [data-error-for=config]")
+    assert says in message and not message.startswith("config:"), message
+    assert message == START.run({**START.defaults, "model": "custom"}, config, [], [], False)["errors"]["config"]
+    assert CALC.set(page, model=START.defaults["model"]) == "computed"
+
+
+def test_a_pasted_config_follows_cpython(start_page):
+    page = start_page.page
+    config = json.dumps(LLAMA_3_1_8B_CONFIG)
+    assert paste(page, config) == "computed"
+    shown = CALC.live(page)
+    expected = START.run({**START.defaults, "model": "custom"}, config, list(shown), [], False)
+    assert shown == {ref: text for ref, (text, _) in expected["refs"].items()}
+    assert CALC.set(page, model=START.defaults["model"]) == "computed"
 
 
 def test_fast_typing_ends_on_the_last_value(start_page):
