@@ -593,27 +593,26 @@ START_FIELDS = (MODEL, CARD, WEIGHTS, KV, CONTEXT_LIMIT, RATE, PROMPT,
 
 
 def request_runs(parsed: Mapping[str, Any]) -> dict[str, str]:
-    """Document 00's request must fit the context limit, the model's positions and, with its cache, the card."""
+    """Document 00's request must fit the context limit, the limit the model's positions, and the
+    model the card: each refusal is put on the field whose change would cure it."""
     if {"prompt", "output", "context_limit"} <= parsed.keys() \
             and parsed["prompt"] + parsed["output"] > parsed["context_limit"]:
-        return {"output": (f"prompt + output is {parsed['prompt'] + parsed['output']:,} tokens, over the context "
-                           f"limit ({parsed['context_limit']:,} tokens)")}
+        request = parsed["prompt"] + parsed["output"]  # either side may be the one the reader just changed
+        return {"output": f"prompt + output is {request:,} tokens, more than the context limit of {parsed['context_limit']:,}",
+                "context_limit": f"Context limit of {parsed['context_limit']:,} is less than prompt + output, {request:,} tokens"}
     stack = stack_of(parsed, START_FIELDS)
     if stack is None:
         return {}
+    beyond = beyond_positions(stack.model, stack.context_limit)
+    if beyond:
+        return {"context_limit": f"{beyond}; the engine refuses a --max-model-len of {stack.context_limit:,}"}
+    from .start import one_card_problem
+    problem = one_card_problem(stack)
+    if problem:
+        return problem
     from . import journey
     problem = journey.fits(stack, parsed["prompt"], parsed["output"])
     return {"prompt": problem} if problem else {}
-
-
-def one_card_serves(parsed: Mapping[str, Any]) -> dict[str, str]:
-    """Document 00 sizes replicas of one card: refuse a model whose cache one card cannot hold."""
-    stack = stack_of(parsed, START_FIELDS)
-    if stack is None:
-        return {}
-    from .start import one_card_problem
-    problem = one_card_problem(stack)
-    return {"model": problem} if problem else {}
 
 
 def start_load(namespace: Facts) -> dict:
@@ -627,7 +626,7 @@ START = Calculator(
     name="start",
     label="The reference stack, every track on one screen",
     fields=START_FIELDS,
-    checks=(request_runs, one_card_serves),
+    checks=(request_runs,),
     curves={"start-load": start_load},
 )
 

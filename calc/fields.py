@@ -276,7 +276,8 @@ def parse_config(text: Any) -> Model:
     try:
         return Model.from_config(config, source="config.json pasted by the reader")
     except ConfigError as err:
-        raise InputError({"config": f"{err.field}: {err.problem}"}) from None
+        whole = err.field == "config"  # the paste as a whole is at fault: the message sits under it already
+        raise InputError({"config": err.problem if whole else f"{err.field}: {err.problem}"}) from None
 
 
 def nesting_depth(text: str) -> int:

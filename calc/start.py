@@ -193,16 +193,27 @@ def tail_request(stack: Stack) -> Result:
                   worked=f"{grouped(traffic.prompt_p95)} + {grouped(traffic.output_p50)} = {TOKENS.show(value)}")
 
 
-def one_card_problem(stack: Stack) -> str:
-    """Why this page cannot size the stack on single cards, or an empty string when it can: a card
-    whose cache holds no user at the context limit needs the model split across cards."""
+def one_card_problem(stack: Stack) -> dict[str, str]:
+    """Why this page cannot size the stack on single cards, on the field whose change would cure it,
+    or {} when it can. vLLM refuses to start when one sequence at the context limit does not fit the
+    cache, so a limit past what the cache holds is refused, with the longest one that fits."""
     from .kvcache import ladder
     rungs = ladder(stack)
-    if rungs.weights_fit and rungs.users_worst.value < 1:
-        return (f"one {stack.card.name} holding {stack.model.name} has cache for no user at the "
-                f"{grouped(stack.context_limit)}-token limit; a model this size is split across cards "
-                f"(tensor parallelism, document 11), which this page does not size")
-    return ""
+    card, model = stack.card.name, stack.model.name
+    split = "or split the model across cards (tensor parallelism, document 11), which this page does not size"
+    if not rungs.weights_fit:
+        return {"model": (f"{model}'s weights in {stack.weight_precision.name} ({rungs.weights}) and the "
+                          f"{rungs.activations} activation reserve do not fit the {rungs.pool} one {card} gives "
+                          f"the engine: choose narrower weights or a larger card, {split}")}
+    if rungs.users_worst.value < 1:
+        held = int(rungs.token_capacity.value)
+        if held < 1:
+            return {"model": (f"{model}'s weights leave one {card} no whole block of cache: choose narrower "
+                              f"weights or a larger card, {split}")}
+        return {"context_limit": (f"one {card} holding {model} has cache for {grouped(held)} tokens, less than one "
+                                  f"sequence at this limit, and the engine refuses to start: set the limit to "
+                                  f"{grouped(held)} or less, {split}")}
+    return {}
 
 
 def section(stack: Stack, made) -> dict[str, object]:

@@ -4,7 +4,9 @@ from calc's tables, never retyped); the start calculator in CPython and in Chrom
 with its bad-input battery."""
 from __future__ import annotations
 
+import json
 import math
+import re
 
 import pytest
 
@@ -12,6 +14,7 @@ from arithmetic import check
 from calc.calculators import START
 from calc.facts import facts
 from calc.launch import default_max_num_seqs
+from calc.models import LLAMA_3_1_8B_CONFIG
 from calc.present import leaves
 from calc.stack import REFERENCE
 from calc.units import Result
@@ -138,9 +141,26 @@ def test_the_scheduler_caps_the_batch():
     assert answer["refs"]["start.batch"][0] == f"{SEQUENCE_CAP:,}"
 
 
-def test_a_model_one_card_cannot_cache_is_sent_to_the_split():
-    answer = START.run({**START.defaults, "model": "llama-3.1-70b", "weights": "fp8", "kv": "fp8"}, None, [], [], False)
-    assert not answer["ok"] and "tensor parallelism" in answer["errors"]["model"], answer
+def test_a_limit_the_cache_cannot_hold_names_the_longest_that_fits():
+    # The 70B in fp8 fits one H100, but its cache holds less than one sequence at 8,192 tokens.
+    inputs = {**START.defaults, "model": "llama-3.1-70b", "weights": "fp8", "kv": "fp8"}
+    answer = START.run(inputs, None, [], [], False)
+    message = answer["errors"]["context_limit"]
+    assert not answer["ok"] and list(answer["errors"]) == ["context_limit"], answer
+    assert "tensor parallelism" in message
+    longest = int(re.search(r"set the limit to ([\d,]+) or less", message).group(1).replace(",", ""))
+    assert START.run({**inputs, "context_limit": str(longest)}, None, [], [], False)["ok"]
+    assert not START.run({**inputs, "context_limit": str(longest + 1)}, None, [], [], False)["ok"]
+
+
+@pytest.mark.parametrize("model, weights, card", [
+    ("llama-3.1-70b", "bf16", "h100-sxm"), ("llama-3.1-405b", "fp8", "h100-sxm"),
+    ("mixtral-8x7b", "bf16", "h100-sxm"), ("llama-3.1-70b", "fp8", "l4"),
+])
+def test_weights_one_card_cannot_hold_are_refused_on_the_model(model, weights, card):
+    answer = START.run({**START.defaults, "model": model, "weights": weights, "card": card}, None, [], [], False)
+    assert not answer["ok"] and list(answer["errors"]) == ["model"], answer
+    assert "do not fit" in answer["errors"]["model"] and "document 11" in answer["errors"]["model"]
 
 
 def test_the_tail_request_and_the_decode_steps(start):
@@ -170,9 +190,12 @@ def test_the_chart_scales_the_load_with_the_rate():
 
 
 @pytest.mark.parametrize("inputs, field, words", [
-    ({"prompt": "8000", "output": "300"}, "output", "over the context limit"),
-    ({"model": "llama-3.1-70b"}, "prompt", "do not fit"),
-    ({"context_limit": "200000", "prompt": "150000"}, "prompt", "reads at most"),
+    ({"prompt": "8000", "output": "300"}, "output", "more than the context limit of 8,192"),
+    ({"prompt": "8000", "output": "300"}, "context_limit", "less than prompt + output, 8,300 tokens"),
+    ({"context_limit": "1", "prompt": "1", "output": "1"}, "output", "more than the context limit of 1"),
+    ({"model": "llama-3.1-70b"}, "model", "do not fit"),
+    ({"context_limit": "200000", "prompt": "150000"}, "context_limit", "reaches at most 131,072 positions"),
+    ({"context_limit": "10000000"}, "context_limit", "reaches at most 131,072 positions"),
 ])
 def test_requests_that_cannot_run_are_refused(inputs, field, words):
     answer = START.run({**START.defaults, **inputs}, None, [], [], False)
@@ -192,6 +215,13 @@ def start_page(browser, tmp_path_factory):
     {"card": "h200-sxm", "weights": "fp8", "kv": "fp8", "rate": "120"},
     {"model": "llama-3.2-1b", "card": "l4", "context_limit": "4096", "rate": "1", "prompt": "3000", "output": "50"},
     {"rate": "0.01"},
+    # extremes a hostile reader tries: the shortest request, the fastest rate, the longest context,
+    # a small model far past max_num_seqs, a 70B in fp8 at the longest limit its cache holds
+    {"prompt": "1", "output": "1"},
+    {"rate": "100000"},
+    {"model": "llama-3.2-1b", "card": "b200", "prompt": "1", "output": "1", "rate": "100000"},
+    {"context_limit": "131072", "prompt": "130000", "output": "1000"},
+    {"model": "llama-3.1-70b", "weights": "fp8", "kv": "fp8", "context_limit": "4096"},
 ])
 def test_the_calculator_follows_cpython(start_page, inputs):
     page = start_page.page
@@ -200,12 +230,18 @@ def test_the_calculator_follows_cpython(start_page, inputs):
     assert "start.fleet.per_million" in shown
     expected = START.run({**START.defaults, **inputs}, None, list(shown), [], False)
     assert shown == {ref: text for ref, (text, _) in expected["refs"].items()}
+    text = page.text_content(f"[data-live~=start]")
+    assert not re.search(r"(?<![\d.,])1 (GPUs|sequences)\b", text), "a count of one reads in the singular"
+    assert not any(word in text for word in ("NaN", "Infinity", "undefined", "Traceback"))
     CALC.set(page, **{name: START.defaults[name] for name in inputs})
 
 
 @pytest.mark.parametrize("field, value", [
-    ("rate", ""), ("rate", "0"), ("rate", "4,5"), ("prompt", "lots"), ("output", "1e40"),
-    ("context_limit", "80\u200b"), ("output", "7000"),
+    ("rate", ""), ("rate", "0"), ("rate", "4,5"), ("rate", "-1"), ("rate", "1e400"), ("rate", "NaN"),
+    ("rate", "0x10"), ("rate", "<script>alert(1)</script>"), ("rate", "123456"),
+    ("prompt", "lots"), ("prompt", "0"), ("prompt", "2,000.5"), ("prompt", "9" * 5000),
+    ("output", "1e40"), ("output", "Infinity"), ("output", "7000"),
+    ("context_limit", "80\u200b"), ("context_limit", "1"), ("context_limit", "10000000"),
 ])
 def test_bad_input_gets_a_message(start_page, field, value):
     page = start_page.page
@@ -215,18 +251,81 @@ def test_bad_input_gets_a_message(start_page, field, value):
     CALC.set(page, **{field: START.defaults[field]})
 
 
-def test_a_model_the_card_cannot_hold_is_refused_on_the_request(start_page):
+def test_a_huge_paste_is_refused_quickly(start_page):
     page = start_page.page
-    expected = START.run({**START.defaults, "model": "llama-3.1-405b"}, None, [], [], False)["errors"]["prompt"]
-    assert CALC.set(page, model="llama-3.1-405b") == "invalid"
-    assert page.text_content(f"{CALC.selector} [data-error-for=prompt]") == expected
+    value = "x" * 1_000_000
+    expected = START.run({**START.defaults, "prompt": value}, None, [], [], False)["errors"]["prompt"]
+    CALC.refuse(page, "prompt", value, expected)
+    CALC.set(page, prompt=START.defaults["prompt"])
+
+
+@pytest.mark.parametrize("inputs, field", [
+    ({"model": "llama-3.1-405b"}, "model"),
+    ({"model": "llama-3.1-70b", "weights": "fp8", "kv": "fp8", "card": "l4"}, "model"),
+    ({"model": "llama-3.1-70b", "weights": "fp8", "kv": "fp8"}, "context_limit"),
+])
+def test_a_stack_one_card_cannot_serve_is_refused_on_the_field_to_change(start_page, inputs, field):
+    page = start_page.page
+    expected = START.run({**START.defaults, **inputs}, None, [], [], False)["errors"][field]
+    assert CALC.set(page, **inputs) == "invalid"
+    assert page.text_content(f"{CALC.selector} [data-error-for={field}]") == expected
+    assert CALC.set(page, **{name: START.defaults[name] for name in inputs}) == "computed"
+
+
+def paste(page, text: str) -> str:
+    page.select_option(f"{CALC.selector} [name=model]", "custom")
+    page.locator(f"{CALC.selector} details.calc-config").evaluate("node => node.open = true")
+    page.locator(f"{CALC.selector} textarea[name=config]").evaluate("(node, text) => { node.value = text; }", text)
+    page.click(f"{CALC.selector} [data-action=use-config]")
+    return CALC.settle(page)
+
+
+@pytest.mark.parametrize("config, says", [
+    ("", "paste the contents of a config.json"),
+    ("{", "not valid JSON"),
+    ("[]", "expected a JSON object"),
+    (json.dumps({**LLAMA_3_1_8B_CONFIG, "num_hidden_layers": -1}), "num_hidden_layers: must be at least 1"),
+    ("{\"a\":" * 5_000, "levels deep"),
+    (json.dumps({**LLAMA_3_1_8B_CONFIG, "padding": "y" * 300_000}), "over 200,000 characters"),
+], ids=["empty", "broken", "not-an-object", "negative-layers", "deep", "huge"])
+def test_a_bad_config_is_named_once(start_page, config, says):
+    page = start_page.page
+    assert paste(page, config) == "invalid"
+    message = page.text_content(f"{CALC.selector} [data-error-for=config]")
+    assert says in message and not message.startswith("config:"), message
+    assert message == START.run({**START.defaults, "model": "custom"}, config, [], [], False)["errors"]["config"]
     assert CALC.set(page, model=START.defaults["model"]) == "computed"
 
 
-def test_a_model_one_card_cannot_cache_is_refused_on_the_model(start_page):
+def test_a_pasted_config_follows_cpython(start_page):
     page = start_page.page
-    inputs = {"model": "llama-3.1-70b", "weights": "fp8", "kv": "fp8"}
-    expected = START.run({**START.defaults, **inputs}, None, [], [], False)["errors"]["model"]
-    assert CALC.set(page, **inputs) == "invalid"
-    assert page.text_content(f"{CALC.selector} [data-error-for=model]") == expected
-    assert CALC.set(page, **{name: START.defaults[name] for name in inputs}) == "computed"
+    config = json.dumps(LLAMA_3_1_8B_CONFIG)
+    assert paste(page, config) == "computed"
+    shown = CALC.live(page)
+    expected = START.run({**START.defaults, "model": "custom"}, config, list(shown), [], False)
+    assert shown == {ref: text for ref, (text, _) in expected["refs"].items()}
+    assert CALC.set(page, model=START.defaults["model"]) == "computed"
+
+
+def test_fast_typing_ends_on_the_last_value(start_page):
+    page = start_page.page
+    field = page.locator(f"{CALC.selector} [name=rate]")
+    field.fill("")
+    field.type("0.05", delay=5)
+    assert CALC.settle(page) == "computed"
+    shown = CALC.live(page)
+    expected = START.run({**START.defaults, "rate": "0.05"}, None, list(shown), [], False)
+    assert shown == {ref: text for ref, (text, _) in expected["refs"].items()}
+    assert CALC.set(page, rate=START.defaults["rate"]) == "computed"
+
+
+def test_a_reload_mid_compute_starts_again(start_page):
+    page = start_page.page
+    page.locator(f"{CALC.selector} [name=rate]").fill("80")
+    page.reload()
+    page.evaluate("() => window.runbookCalculator.start()")
+    CALC.settle(page)
+    assert CALC.set(page, rate="20") == "computed"
+    shown = CALC.live(page)
+    expected = START.run({**START.defaults, "rate": "20"}, None, list(shown), [], False)
+    assert shown == {ref: text for ref, (text, _) in expected["refs"].items()}
