@@ -10,7 +10,7 @@ import math
 from dataclasses import dataclass, replace
 from typing import Callable, Iterator, Mapping
 
-from . import simulation
+from . import planning, simulation, timing
 from .precision import FP8, INT4, weight_bytes
 from .simulation import RATE, Outcome, Sweep, closed_form, sweep
 from .stack import Stack
@@ -18,7 +18,7 @@ from .timing import prefill_time
 from .units import COUNT, GB, GB_MOVED, MS, PERCENT, RATIO, SECONDS, TOKENS, TOKENS_PER_S, Result, Unit, given, grouped
 
 USD = Unit("USD", 1, "USD", 2)
-USD_PER_M = Unit("USD/M", 1, "USD per million tokens", 2)
+USD_PER_M = Unit("USD/M", 1, "USD per million tokens", 2, significant=2)  # a low price still shows its digits
 REQUESTS = Unit("requests", 1, "requests", 1)
 RATIO_FINE2 = Unit("ratio", 1, "×", 2, spaced=False)
 GB_PER_S_SHOWN = Unit("GB/s", GB, "GB/s", 1)
@@ -190,6 +190,44 @@ def decode_alone(stack: Stack) -> Result:
     return Result(value, TOKENS_PER_S, formula="batch the cache admits ÷ its step time",
                   worked=(f"{COUNT.number(closed.batch_at_saturation.value, 2)} ÷ {closed.step_at_saturation.operand} = "
                           f"{TOKENS_PER_S.show(value)}"))
+
+
+def cache_share_of_reads(stack: Stack) -> dict[str, object]:
+    """One decode step at the batch the pool admits at saturation (whole sequences), each holding the
+    stream's mean tokens over its life (mean prompt + half the mean output): the share of its read
+    that is cache, and the batch from which the cache is half of every read."""
+    closed = closed_form(stack)
+    held = round(closed.mean_prompt.value + closed.mean_output.value / 2)
+    batch = max(1, int(closed.batch_at_saturation.value))
+    step = timing.decode_step(stack, batch, held)
+    per_token = step.read.cache.value / (batch * held)
+    half = step.read.weights.value / (held * per_token)
+    return {
+        "batch": given(batch, COUNT, "whole sequences the pool admits at saturation"),
+        "held": Result(held, TOKENS, formula="mean prompt + half the mean output, rounded",
+                       worked=f"{closed.mean_prompt.operand} + {closed.mean_output.operand} ÷ 2 = {TOKENS.show(held)}"),
+        "step": step,
+        "half": Result(half, COUNT, formula="weights read ÷ (tokens held × cache bytes per token)",
+                       worked=(f"{grouped(step.read.weights.value)} B ÷ ({grouped(held)} × {grouped(per_token)} B) = "
+                               f"{COUNT.show(half)}")),
+    }
+
+
+def against_an_api(stack: Stack, fleet_average: Result) -> dict[str, Result]:
+    """The monthly check: the fleet's bill per million tokens (document 14's terms: every token, the
+    month's average load) against a managed API's price for the same tokens, and the average load at
+    which the two are equal (cost per token divides by the load)."""
+    api = planning.API_PER_MILLION
+    ratio = fleet_average.value / api
+    even = stack.headroom.average_load * ratio
+    return {
+        "price": given(api, USD_PER_M, f"a managed API's price per million tokens, prompt and output alike ({planning.API_SOURCE})"),
+        "ratio": Result(ratio, RATIO_FINE2, formula="the fleet's $ per million tokens ÷ the API's",
+                        worked=f"{fleet_average.operand} ÷ {USD_PER_M.show(api)} = {RATIO_FINE2.show(ratio)}"),
+        "even_load": Result(even, PERCENT, formula="average load × the fleet's $ per million tokens ÷ the API's",
+                            worked=(f"{stack.headroom.average_load:.2f} × {fleet_average.operand} ÷ {USD_PER_M.show(api)} = "
+                                    f"{PERCENT.show(even)}")),
+    }
 
 
 SEEDS = 5  # the reference seed and the next four: how much the knee moves with the draw
@@ -371,6 +409,8 @@ def section(stack: Stack) -> Later:
         "refused": lambda: simulation.refused_share(stack),
         "document_14": lambda: document_14s_terms(stack, per_replica),
         "decode_alone": lambda: decode_alone(stack),
+        "reads": lambda: cache_share_of_reads(stack),
+        "api": lambda: against_an_api(stack, document_14s_terms(stack, per_replica)["average"]),
         "spread": lambda: knee_spread(stack),
         "bench": lambda: {"prompts": given(BENCH_PROMPTS, COUNT, f"vllm bench serve --num-prompts default ({BENCH_SOURCE})"),
                           "percentile": given(BENCH_PERCENTILE, COUNT,
