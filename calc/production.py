@@ -93,36 +93,58 @@ def _outcome(o: Outcome, promise) -> dict[str, Result]:
 
 
 
+# Little's Law's two sides over the measured window agree (within about 1%) wherever the queue is
+# steady; past saturation the requests arriving late wait long after the window ends, so λ × W
+# outgrows the time-averaged L. A rate whose λ × W exceeds L by more than this is one the replica
+# cannot carry, whatever the latency promise says.
+STEADY = 1.05
+
+
 def knee(run: Sweep, promise) -> dict[str, Result]:
-    """The lowest rate at which a p95 reaches its SLO, TTFT and ITL separately, and the knee: the lower."""
-    ttft = run.crossing(lambda o: o.ttft["p95"] / promise.ttft_p95_s)
-    itl = run.crossing(lambda o: o.itl["p95"] / promise.itl_p95_s)
+    """The lowest rate at which a p95 reaches its SLO (TTFT and ITL separately), or at which the queue
+    stops being steady; the knee is the lowest of the three. `binds` says which, in words."""
+    limits = {
+        "TTFT": ("p95 TTFT", SECONDS.show(promise.ttft_p95_s), "p95 TTFT leaves its SLO",
+                 run.crossing(lambda o: o.ttft["p95"] / promise.ttft_p95_s)),
+        "ITL": ("p95 ITL", MS.show(promise.itl_p95_s), "p95 ITL leaves its SLO",
+                run.crossing(lambda o: o.itl["p95"] / promise.itl_p95_s)),
+        "queue": ("λ × W ÷ L", f"{STEADY:.2f}", "the queue stops being steady (λ × W outgrows L): the replica falls behind",
+                  run.crossing(lambda o: o.arrival_rate * o.mean_time_in_system / max(o.mean_in_system, 1e-9) / STEADY)),
+    }
     last = run.outcomes[-1].rate
 
-    def crossing(found, what: str, slo: str) -> Result:
+    def crossing(found, subject: str, limit: str) -> Result:
         if found is None:
-            return Result(last, RATE, formula=f"p95 {what} stays within {slo} at every rate simulated",
-                          worked=f"p95 {what} within {slo} up to {RATE.show(last)}, the fastest rate simulated")
+            return Result(last, RATE, formula=f"{subject} stays within {limit} at every rate simulated",
+                          worked=f"{subject} within {limit} up to {RATE.show(last)}, the fastest rate simulated")
         low, low_ratio, high, high_ratio = found
         if low == high:
-            return Result(low, RATE, formula=f"p95 {what} is over {slo} at the slowest rate simulated",
-                          worked=f"p95 {what} over {slo} already at {RATE.show(low)}, the slowest rate simulated")
+            return Result(low, RATE, formula=f"{subject} is over {limit} at the slowest rate simulated",
+                          worked=f"{subject} over {limit} already at {RATE.show(low)}, the slowest rate simulated")
         value = low + (high - low) * (1 - low_ratio) / (high_ratio - low_ratio)
-        return Result(value, RATE, formula=(f"the rate at which p95 {what} reaches {slo}, interpolated between the two "
-                                            f"rates simulated either side (r₁, r₂), where p95 ÷ SLO is q₁ and q₂: "
+        return Result(value, RATE, formula=(f"the rate at which {subject} reaches {limit}, interpolated between the two "
+                                            f"rates simulated either side (r₁, r₂), where {subject} ÷ {limit} is q₁ and q₂: "
                                             f"r₁ + (r₂ − r₁) × (1 − q₁) ÷ (q₂ − q₁)"),
                       worked=(f"{RATE.precise(low, 7)} + ({RATE.precise(high, 7)} − {RATE.precise(low, 7)}) × "
                               f"(1 − {low_ratio:.6f}) ÷ ({high_ratio:.6f} − {low_ratio:.6f}) = {RATE.show(value)}"))
 
-    by_ttft = crossing(ttft, "TTFT", SECONDS.show(promise.ttft_p95_s))
-    by_itl = crossing(itl, "ITL", MS.show(promise.itl_p95_s))
-    lower = by_ttft if by_ttft.value <= by_itl.value else by_itl
-    binds = "TTFT" if lower is by_ttft else "ITL"
+    found = {name: crossing(reached, subject, limit) for name, (subject, limit, _, reached) in limits.items()}
+    lowest = min(found, key=lambda name: found[name].value)
+    reached = limits[lowest][3]
+    if all(limit[3] is None for limit in limits.values()):
+        binds = "no SLO is reached and the queue stays steady up to the fastest rate simulated (the knee is beyond it)"
+    elif reached is not None and reached[0] == reached[2]:
+        binds = f"{limits[lowest][2]} already at the slowest rate simulated (the knee is lower still)"
+    else:
+        binds = limits[lowest][2]
+    listed = ", ".join(found[name].operand for name in limits)
     return {
-        "ttft": by_ttft,
-        "itl": by_itl,
-        "rate": Result(lower.value, RATE, formula="the lower of the two crossings",
-                       worked=f"min({by_ttft.operand}, {by_itl.operand}) = {RATE.show(lower.value)}"),
+        "ttft": found["TTFT"],
+        "itl": found["ITL"],
+        "queue": found["queue"],
+        "steady": given(STEADY - 1, PERCENT, "how far λ × W may exceed the time-averaged L before the queue counts as growing"),
+        "rate": Result(found[lowest].value, RATE, formula="the lowest of the three crossings",
+                       worked=f"min({listed}) = {RATE.show(found[lowest].value)}"),
         "binds": binds,
     }
 
