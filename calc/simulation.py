@@ -474,6 +474,10 @@ def measure(stack: Stack, run: Run) -> Outcome:
     good = [r for r in served if r.first - r.arrival <= promise.ttft_p95_s and r.finish < math.inf
             and (r.output == 1 or (r.finish - r.first) / (r.output - 1) <= promise.itl_p95_s)]
     span = max(run.window[1] - run.window[0], 1e-9)
+    # Goodput's tokens: the window's counted tokens, shared among the requests by the time each spent
+    # streaming inside the window, so goodput can never exceed throughput.
+    streamed = sum(_within(r, run.window) for r in run.requests if r.state != "refused")
+    good_share = sum(_within(r, run.window) for r in good) / streamed if streamed else 0.0
     # Little's Law's sides over the measured window, each counted its own way: L from the requests
     # present step by step; λ from the served requests arriving in the window; W their mean time in
     # the system. The window ends with the last arrival, so requests still in the system then are
@@ -485,7 +489,7 @@ def measure(stack: Stack, run: Run) -> Outcome:
         itl=weighted_percentiles(*run.gaps, SHARES),
         throughput=run.window_tokens / span,
         goodput_requests=len(good) / span,
-        goodput_tokens=sum(_within(r, run.window) for r in good) / span,
+        goodput_tokens=run.window_tokens * good_share / span,
         met=len(good) / max(len(measured), 1),
         preemptions=run.preemptions,
         peak_waiting=run.peak_waiting,

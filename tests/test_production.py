@@ -223,6 +223,13 @@ def test_a_loose_promise_puts_the_knee_where_the_queue_stops_being_steady():
     assert found["rate"].value < 1.15 * run.closed.saturation.value and "queue" in found["binds"]
 
 
+def test_goodput_never_exceeds_throughput():
+    from calc.models import CATALOGUE
+    for stack in (REFERENCE, replace(REFERENCE, model=CATALOGUE["llama-3.2-1b"])):
+        for outcome in simulation.sweep(stack).outcomes:
+            assert outcome.goodput_tokens <= outcome.throughput * (1 + 1e-12), (stack.model.name, outcome.rate)
+
+
 def test_the_caches_share_of_a_step_at_saturation_by_hand(section):
     closed = section["closed"]
     held = round(closed.mean_prompt.value + closed.mean_output.value / 2)
