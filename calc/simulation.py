@@ -88,16 +88,28 @@ class Drawn:
     outputs: tuple[int, ...]
 
 
+# A simulation's work grows with the tokens it decodes. Long replies would make a recompute in the
+# page take tens of seconds, so a stream stops drawing once its replies reach this many tokens (the
+# reference stream's are under a million and a quarter), keeping at least FEWEST_REQUESTS: fewer
+# requests, noisier percentiles, and a page that still answers in seconds.
+OUTPUT_TOKEN_BUDGET = 1_500_000
+FEWEST_REQUESTS = 300
+
+
 @lru_cache(maxsize=64)
 def draw(seed: int, count: int, prompt: Lengths, output: Lengths, limit: int) -> Drawn:
-    """`count` requests: unit-rate Poisson arrivals and lognormal lengths (outputs capped at half the limit)."""
+    """Up to `count` requests: unit-rate Poisson arrivals and lognormal lengths (outputs capped at half
+    the limit), stopping once the outputs drawn would pass OUTPUT_TOKEN_BUDGET."""
     generator = random.Random(seed)
-    arrivals, prompts, outputs, clock = [], [], [], 0.0
+    arrivals, prompts, outputs, clock, replies = [], [], [], 0.0, 0
     for _ in range(count):
         clock += generator.expovariate(1.0)
         wanted_prompt = max(1, round(generator.lognormvariate(math.log(prompt.median), prompt.sigma)))
         wanted_output = max(1, round(generator.lognormvariate(math.log(output.median), output.sigma)))
         out = min(wanted_output, max(limit // 2, 1))
+        replies += out
+        if replies > OUTPUT_TOKEN_BUDGET and len(arrivals) >= FEWEST_REQUESTS:
+            break
         arrivals.append(clock)
         prompts.append(wanted_prompt)
         outputs.append(out)

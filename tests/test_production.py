@@ -223,6 +223,18 @@ def test_a_loose_promise_puts_the_knee_where_the_queue_stops_being_steady():
     assert found["rate"].value < 1.15 * run.closed.saturation.value and "queue" in found["binds"]
 
 
+def test_long_replies_draw_fewer_requests_so_a_recompute_stays_bounded():
+    long = replace(REFERENCE, traffic=replace(REFERENCE.traffic, output_p50=4_096, output_long=4_096))
+    drawn, full = simulation.drawn_for(long), simulation.drawn_for(REFERENCE)
+    assert 300 <= len(drawn.outputs) < REFERENCE.stream.requests
+    assert sum(drawn.outputs) <= 1_500_000 < sum(drawn.outputs) + 4_096
+    assert drawn.arrivals == full.arrivals[:len(drawn.arrivals)]  # the same arrivals, cut short
+    assert len(full.outputs) == REFERENCE.stream.requests  # the reference stream is drawn whole
+    answer = PRODUCTION.run({**PRODUCTION.defaults, "output_p50": "4096", "output_p95": "4096"}, None,
+                            ["production.requests"])
+    assert answer["refs"]["production.requests"][0] == f"{len(drawn.outputs):,}"
+
+
 def test_goodput_never_exceeds_throughput():
     from calc.models import CATALOGUE
     for stack in (REFERENCE, replace(REFERENCE, model=CATALOGUE["llama-3.2-1b"])):
