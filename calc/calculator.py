@@ -20,6 +20,11 @@ from .stack import REFERENCE, Stack
 Check = Callable[[Mapping[str, Any]], dict[str, str]]
 
 
+def in_a_sentence(label: str) -> str:
+    """A field's label lowercased to sit inside a line of words, its acronyms kept (TTFT, ITL, KV)."""
+    return " ".join(word if sum(c.isupper() for c in word) > 1 else word.lower() for word in label.split(" "))
+
+
 @dataclass(frozen=True)
 class Calculator:
     """One calculator: its fields in order (each applied to the reference stack in turn), the
@@ -95,7 +100,7 @@ class Calculator:
             except ValueError:
                 continue
             if shown:
-                parts.append(f"{f.label.lower()} {shown}")
+                parts.append(f"{in_a_sentence(f.label)} {shown}")
         return " · ".join(parts)
 
     def run(self, values: Mapping[str, Any], config_text: Any = None, paths: list[str] | tuple[str, ...] = (),

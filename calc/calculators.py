@@ -526,6 +526,10 @@ def traffic_in_order(parsed: Mapping[str, Any]) -> dict[str, str]:
         if {p50, p95} <= parsed.keys() and parsed[p95] < parsed[p50]:
             errors[p95] = f"{what} p95 must be at least its p50 ({parsed[p50]:,} tokens)"
     limit = REFERENCE.context_limit
+    for name, what in (("output_p50", "Output p50"), ("output_p95", "Output p95")):
+        if name in parsed and parsed[name] > limit // 2:
+            errors.setdefault(name, f"{what} must be at most {limit // 2:,} tokens, half the context limit: the simulation "
+                                    f"caps a reply there, as a client's max_tokens would")
     if {"prompt_p50", "output_p50"} <= parsed.keys() and parsed["prompt_p50"] + parsed["output_p50"] > limit:
         errors.setdefault("prompt_p50", f"a typical request (prompt p50 + output p50 = "
                                         f"{parsed['prompt_p50'] + parsed['output_p50']:,} tokens) is over the context "
@@ -538,6 +542,9 @@ def promise_can_be_kept(parsed: Mapping[str, Any]) -> dict[str, str]:
     stack = stack_of(parsed, tuple(WEIGHTS if f is PRODUCTION_WEIGHTS else f for f in PRODUCTION_FIELDS))
     if stack is None:
         return {}
+    beyond = beyond_positions(stack.model, stack.context_limit)
+    if beyond:
+        return {"model": f"{beyond}; this page serves requests up to its {stack.context_limit:,}-token context limit"}
     problem = _room_for_a_request(stack)
     if problem:
         return {"card": problem}

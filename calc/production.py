@@ -10,7 +10,7 @@ import math
 from dataclasses import dataclass, replace
 from typing import Callable, Iterator, Mapping
 
-from . import simulation
+from . import planning, simulation, timing
 from .precision import FP8, INT4, weight_bytes
 from .simulation import RATE, Outcome, Sweep, closed_form, sweep
 from .stack import Stack
@@ -18,7 +18,7 @@ from .timing import prefill_time
 from .units import COUNT, GB, GB_MOVED, MS, PERCENT, RATIO, SECONDS, TOKENS, TOKENS_PER_S, Result, Unit, given, grouped
 
 USD = Unit("USD", 1, "USD", 2)
-USD_PER_M = Unit("USD/M", 1, "USD per million tokens", 2)
+USD_PER_M = Unit("USD/M", 1, "USD per million tokens", 2, significant=2)  # a low price still shows its digits
 REQUESTS = Unit("requests", 1, "requests", 1)
 RATIO_FINE2 = Unit("ratio", 1, "×", 2, spaced=False)
 GB_PER_S_SHOWN = Unit("GB/s", GB, "GB/s", 1)
@@ -93,36 +93,58 @@ def _outcome(o: Outcome, promise) -> dict[str, Result]:
 
 
 
+# Little's Law's two sides over the measured window agree (within about 1%) wherever the queue is
+# steady; past saturation the requests arriving late wait long after the window ends, so λ × W
+# outgrows the time-averaged L. A rate whose λ × W exceeds L by more than this is one the replica
+# cannot carry, whatever the latency promise says.
+STEADY = 1.05
+
+
 def knee(run: Sweep, promise) -> dict[str, Result]:
-    """The lowest rate at which a p95 reaches its SLO, TTFT and ITL separately, and the knee: the lower."""
-    ttft = run.crossing(lambda o: o.ttft["p95"] / promise.ttft_p95_s)
-    itl = run.crossing(lambda o: o.itl["p95"] / promise.itl_p95_s)
+    """The lowest rate at which a p95 reaches its SLO (TTFT and ITL separately), or at which the queue
+    stops being steady; the knee is the lowest of the three. `binds` says which, in words."""
+    limits = {
+        "TTFT": ("p95 TTFT", SECONDS.show(promise.ttft_p95_s), "p95 TTFT leaves its SLO",
+                 run.crossing(lambda o: o.ttft["p95"] / promise.ttft_p95_s)),
+        "ITL": ("p95 ITL", MS.show(promise.itl_p95_s), "p95 ITL leaves its SLO",
+                run.crossing(lambda o: o.itl["p95"] / promise.itl_p95_s)),
+        "queue": ("λ × W ÷ L", f"{STEADY:.2f}", "the queue stops being steady (λ × W outgrows L): the replica falls behind",
+                  run.crossing(lambda o: o.arrival_rate * o.mean_time_in_system / max(o.mean_in_system, 1e-9) / STEADY)),
+    }
     last = run.outcomes[-1].rate
 
-    def crossing(found, what: str, slo: str) -> Result:
+    def crossing(found, subject: str, limit: str) -> Result:
         if found is None:
-            return Result(last, RATE, formula=f"p95 {what} stays within {slo} at every rate simulated",
-                          worked=f"p95 {what} within {slo} up to {RATE.show(last)}, the fastest rate simulated")
+            return Result(last, RATE, formula=f"{subject} stays within {limit} at every rate simulated",
+                          worked=f"{subject} within {limit} up to {RATE.show(last)}, the fastest rate simulated")
         low, low_ratio, high, high_ratio = found
         if low == high:
-            return Result(low, RATE, formula=f"p95 {what} is over {slo} at the slowest rate simulated",
-                          worked=f"p95 {what} over {slo} already at {RATE.show(low)}, the slowest rate simulated")
+            return Result(low, RATE, formula=f"{subject} is over {limit} at the slowest rate simulated",
+                          worked=f"{subject} over {limit} already at {RATE.show(low)}, the slowest rate simulated")
         value = low + (high - low) * (1 - low_ratio) / (high_ratio - low_ratio)
-        return Result(value, RATE, formula=(f"the rate at which p95 {what} reaches {slo}, interpolated between the two "
-                                            f"rates simulated either side (r₁, r₂), where p95 ÷ SLO is q₁ and q₂: "
+        return Result(value, RATE, formula=(f"the rate at which {subject} reaches {limit}, interpolated between the two "
+                                            f"rates simulated either side (r₁, r₂), where {subject} ÷ {limit} is q₁ and q₂: "
                                             f"r₁ + (r₂ − r₁) × (1 − q₁) ÷ (q₂ − q₁)"),
                       worked=(f"{RATE.precise(low, 7)} + ({RATE.precise(high, 7)} − {RATE.precise(low, 7)}) × "
                               f"(1 − {low_ratio:.6f}) ÷ ({high_ratio:.6f} − {low_ratio:.6f}) = {RATE.show(value)}"))
 
-    by_ttft = crossing(ttft, "TTFT", SECONDS.show(promise.ttft_p95_s))
-    by_itl = crossing(itl, "ITL", MS.show(promise.itl_p95_s))
-    lower = by_ttft if by_ttft.value <= by_itl.value else by_itl
-    binds = "TTFT" if lower is by_ttft else "ITL"
+    found = {name: crossing(reached, subject, limit) for name, (subject, limit, _, reached) in limits.items()}
+    lowest = min(found, key=lambda name: found[name].value)
+    reached = limits[lowest][3]
+    if all(limit[3] is None for limit in limits.values()):
+        binds = "no SLO is reached and the queue stays steady up to the fastest rate simulated (the knee is beyond it)"
+    elif reached is not None and reached[0] == reached[2]:
+        binds = f"{limits[lowest][2]} already at the slowest rate simulated (the knee is lower still)"
+    else:
+        binds = limits[lowest][2]
+    listed = ", ".join(found[name].operand for name in limits)
     return {
-        "ttft": by_ttft,
-        "itl": by_itl,
-        "rate": Result(lower.value, RATE, formula="the lower of the two crossings",
-                       worked=f"min({by_ttft.operand}, {by_itl.operand}) = {RATE.show(lower.value)}"),
+        "ttft": found["TTFT"],
+        "itl": found["ITL"],
+        "queue": found["queue"],
+        "steady": given(STEADY - 1, PERCENT, "how far λ × W may exceed the time-averaged L before the queue counts as growing"),
+        "rate": Result(found[lowest].value, RATE, formula="the lowest of the three crossings",
+                       worked=f"min({listed}) = {RATE.show(found[lowest].value)}"),
         "binds": binds,
     }
 
@@ -190,6 +212,44 @@ def decode_alone(stack: Stack) -> Result:
     return Result(value, TOKENS_PER_S, formula="batch the cache admits ÷ its step time",
                   worked=(f"{COUNT.number(closed.batch_at_saturation.value, 2)} ÷ {closed.step_at_saturation.operand} = "
                           f"{TOKENS_PER_S.show(value)}"))
+
+
+def cache_share_of_reads(stack: Stack) -> dict[str, object]:
+    """One decode step at the batch the pool admits at saturation (whole sequences), each holding the
+    stream's mean tokens over its life (mean prompt + half the mean output): the share of its read
+    that is cache, and the batch from which the cache is half of every read."""
+    closed = closed_form(stack)
+    held = round(closed.mean_prompt.value + closed.mean_output.value / 2)
+    batch = max(1, int(closed.batch_at_saturation.value))
+    step = timing.decode_step(stack, batch, held)
+    per_token = step.read.cache.value / (batch * held)
+    half = step.read.weights.value / (held * per_token)
+    return {
+        "batch": given(batch, COUNT, "whole sequences the pool admits at saturation"),
+        "held": Result(held, TOKENS, formula="mean prompt + half the mean output, rounded",
+                       worked=f"{closed.mean_prompt.operand} + {closed.mean_output.operand} ÷ 2 = {TOKENS.show(held)}"),
+        "step": step,
+        "half": Result(half, COUNT, formula="weights read ÷ (tokens held × cache bytes per token)",
+                       worked=(f"{grouped(step.read.weights.value)} B ÷ ({grouped(held)} × {grouped(per_token)} B) = "
+                               f"{COUNT.show(half)}")),
+    }
+
+
+def against_an_api(stack: Stack, fleet_average: Result) -> dict[str, Result]:
+    """The monthly check: the fleet's bill per million tokens (document 14's terms: every token, the
+    month's average load) against a managed API's price for the same tokens, and the average load at
+    which the two are equal (cost per token divides by the load)."""
+    api = planning.API_PER_MILLION
+    ratio = fleet_average.value / api
+    even = stack.headroom.average_load * ratio
+    return {
+        "price": given(api, USD_PER_M, f"a managed API's price per million tokens, prompt and output alike ({planning.API_SOURCE})"),
+        "ratio": Result(ratio, RATIO_FINE2, formula="the fleet's $ per million tokens ÷ the API's",
+                        worked=f"{fleet_average.operand} ÷ {USD_PER_M.show(api)} = {RATIO_FINE2.show(ratio)}"),
+        "even_load": Result(even, PERCENT, formula="average load × the fleet's $ per million tokens ÷ the API's",
+                            worked=(f"{stack.headroom.average_load:.2f} × {fleet_average.operand} ÷ {USD_PER_M.show(api)} = "
+                                    f"{PERCENT.show(even)}")),
+    }
 
 
 SEEDS = 5  # the reference seed and the next four: how much the knee moves with the draw
@@ -352,14 +412,16 @@ def section(stack: Stack) -> Later:
                                                 f"{PERCENT.show(best.goodput_tokens / busiest.throughput)}")),
         "peak_rate": lambda: given(peak_rate, RATE, "peak request rate the fleet must carry"),
         "gpus": lambda: Result(gpus, COUNT, formula="⌈peak request rate ÷ knee⌉",
-                               worked=f"⌈{RATE.show(peak_rate)} ÷ {per_replica.operand}⌉ = {gpus}"),
+                               worked=f"⌈{RATE.show(peak_rate)} ÷ {per_replica.operand}⌉ = {grouped(gpus)}"),
         "cost": lambda: at_knee_cost,
         "saturation_cost": lambda: saturation_cost(stack),
         "levers": lambda: levers(stack, saturation_cost(stack)),
         "utilisation": lambda: utilisation_lever(at_knee_cost),
         "price": lambda: given(stack.price.gpu_hour_usd, USD, "$ per GPU-hour (an assumption)"),
         "cold": lambda: cold_start(stack),
-        "requests": lambda: given(stack.stream.requests, COUNT, "requests simulated at each rate"),
+        "requests": lambda: given(len(simulation.drawn_for(stack).arrivals), COUNT, "requests simulated at each rate"),
+        "reply_budget": lambda: given(simulation.OUTPUT_TOKEN_BUDGET, TOKENS,
+                                      "output tokens a stream draws at most, to bound a recompute's work"),
         "warm_up": lambda: given(stack.stream.warm_up, PERCENT, "share of requests discarded as warm-up"),
         "seed": lambda: given(stack.stream.seed, COUNT, "the generator's seed"),
         "max_num_seqs": lambda: given(simulation.scheduler_caps(stack)[0], COUNT, "max_num_seqs"),
@@ -371,6 +433,8 @@ def section(stack: Stack) -> Later:
         "refused": lambda: simulation.refused_share(stack),
         "document_14": lambda: document_14s_terms(stack, per_replica),
         "decode_alone": lambda: decode_alone(stack),
+        "reads": lambda: cache_share_of_reads(stack),
+        "api": lambda: against_an_api(stack, document_14s_terms(stack, per_replica)["average"]),
         "spread": lambda: knee_spread(stack),
         "bench": lambda: {"prompts": given(BENCH_PROMPTS, COUNT, f"vllm bench serve --num-prompts default ({BENCH_SOURCE})"),
                           "percentile": given(BENCH_PERCENTILE, COUNT,

@@ -88,16 +88,28 @@ class Drawn:
     outputs: tuple[int, ...]
 
 
+# A simulation's work grows with the tokens it decodes. Long replies would make a recompute in the
+# page take tens of seconds, so a stream stops drawing once its replies reach this many tokens (the
+# reference stream's are under a million and a quarter), keeping at least FEWEST_REQUESTS: fewer
+# requests, noisier percentiles, and a page that still answers in seconds.
+OUTPUT_TOKEN_BUDGET = 1_500_000
+FEWEST_REQUESTS = 300
+
+
 @lru_cache(maxsize=64)
 def draw(seed: int, count: int, prompt: Lengths, output: Lengths, limit: int) -> Drawn:
-    """`count` requests: unit-rate Poisson arrivals and lognormal lengths (outputs capped at half the limit)."""
+    """Up to `count` requests: unit-rate Poisson arrivals and lognormal lengths (outputs capped at half
+    the limit), stopping once the outputs drawn would pass OUTPUT_TOKEN_BUDGET."""
     generator = random.Random(seed)
-    arrivals, prompts, outputs, clock = [], [], [], 0.0
+    arrivals, prompts, outputs, clock, replies = [], [], [], 0.0, 0
     for _ in range(count):
         clock += generator.expovariate(1.0)
         wanted_prompt = max(1, round(generator.lognormvariate(math.log(prompt.median), prompt.sigma)))
         wanted_output = max(1, round(generator.lognormvariate(math.log(output.median), output.sigma)))
         out = min(wanted_output, max(limit // 2, 1))
+        replies += out
+        if replies > OUTPUT_TOKEN_BUDGET and len(arrivals) >= FEWEST_REQUESTS:
+            break
         arrivals.append(clock)
         prompts.append(wanted_prompt)
         outputs.append(out)
@@ -474,6 +486,10 @@ def measure(stack: Stack, run: Run) -> Outcome:
     good = [r for r in served if r.first - r.arrival <= promise.ttft_p95_s and r.finish < math.inf
             and (r.output == 1 or (r.finish - r.first) / (r.output - 1) <= promise.itl_p95_s)]
     span = max(run.window[1] - run.window[0], 1e-9)
+    # Goodput's tokens: the window's counted tokens, shared among the requests by the time each spent
+    # streaming inside the window, so goodput can never exceed throughput.
+    streamed = sum(_within(r, run.window) for r in run.requests if r.state != "refused")
+    good_share = sum(_within(r, run.window) for r in good) / streamed if streamed else 0.0
     # Little's Law's sides over the measured window, each counted its own way: L from the requests
     # present step by step; λ from the served requests arriving in the window; W their mean time in
     # the system. The window ends with the last arrival, so requests still in the system then are
@@ -485,7 +501,7 @@ def measure(stack: Stack, run: Run) -> Outcome:
         itl=weighted_percentiles(*run.gaps, SHARES),
         throughput=run.window_tokens / span,
         goodput_requests=len(good) / span,
-        goodput_tokens=sum(_within(r, run.window) for r in good) / span,
+        goodput_tokens=run.window_tokens * good_share / span,
         met=len(good) / max(len(measured), 1),
         preemptions=run.preemptions,
         peak_waiting=run.peak_waiting,

@@ -586,4 +586,10 @@ def build(args: str, namespace: Mapping[str, Any]) -> dict[str, Any]:
     name = args.strip()
     if name not in CHARTS:
         raise ValueError(f"no chart named '{name}' (known: {', '.join(sorted(CHARTS))})")
-    return {"id": name, **CHARTS[name](namespace)}
+    chart = CHARTS[name](namespace)
+    for key, axis in chart.get("layout", {}).items():
+        if key.startswith(("xaxis", "yaxis")) and "overlaying" in axis:
+            # Plotly 4 places an overlaying axis's ticks where the axis under it has its own (tickmode
+            # "sync"), which on a different scale reads 103, 271, 492…: give it round ticks of its own.
+            axis.setdefault("tickmode", "auto")
+    return {"id": name, **chart}

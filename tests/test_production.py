@@ -210,6 +210,77 @@ def test_decode_alone_is_the_cache_limited_batch_over_its_step(section):
     assert section["decode_alone"].value == pytest.approx(batch / step, rel=1e-6)
 
 
+def test_a_loose_promise_puts_the_knee_where_the_queue_stops_being_steady():
+    """A minute for the first token and ten seconds a gap: no p95 breaks, but past saturation the
+    queue grows through the run, and Little's Law's two sides part."""
+    from calc.production import knee
+    loose = replace(REFERENCE, promise=replace(REFERENCE.promise, ttft_p95_s=600.0, itl_p95_s=10.0))
+    run = simulation.sweep(loose)
+    growing = [o for o in run.outcomes if o.arrival_rate * o.mean_time_in_system > 1.05 * o.mean_in_system]
+    steady = [o for o in run.outcomes if o.rate < growing[0].rate]
+    found = knee(run, loose.promise)
+    assert steady[-1].rate <= found["rate"].value <= growing[0].rate
+    assert found["rate"].value < 1.15 * run.closed.saturation.value and "queue" in found["binds"]
+
+
+def test_long_replies_draw_fewer_requests_so_a_recompute_stays_bounded():
+    long = replace(REFERENCE, traffic=replace(REFERENCE.traffic, output_p50=4_096, output_long=4_096))
+    drawn, full = simulation.drawn_for(long), simulation.drawn_for(REFERENCE)
+    assert 300 <= len(drawn.outputs) < REFERENCE.stream.requests
+    assert sum(drawn.outputs) <= 1_500_000 < sum(drawn.outputs) + 4_096
+    assert drawn.arrivals == full.arrivals[:len(drawn.arrivals)]  # the same arrivals, cut short
+    assert len(full.outputs) == REFERENCE.stream.requests  # the reference stream is drawn whole
+    answer = PRODUCTION.run({**PRODUCTION.defaults, "output_p50": "4096", "output_p95": "4096"}, None,
+                            ["production.requests"])
+    assert answer["refs"]["production.requests"][0] == f"{len(drawn.outputs):,}"
+
+
+def test_goodput_never_exceeds_throughput():
+    from calc.models import CATALOGUE
+    for stack in (REFERENCE, replace(REFERENCE, model=CATALOGUE["llama-3.2-1b"])):
+        for outcome in simulation.sweep(stack).outcomes:
+            assert outcome.goodput_tokens <= outcome.throughput * (1 + 1e-12), (stack.model.name, outcome.rate)
+
+
+def test_the_caches_share_of_a_step_at_saturation_by_hand(section):
+    closed = section["closed"]
+    held = round(closed.mean_prompt.value + closed.mean_output.value / 2)
+    capacity = facts()["ladder"].token_capacity.value
+    batch = int(capacity / (closed.mean_prompt.value + closed.mean_output.value / 2 + REFERENCE.block_size))
+    cache = batch * held * PER_TOKEN
+    reads = section["reads"]
+    assert reads["batch"].value == batch and reads["held"].value == held
+    assert reads["step"].read.cache_share.value == pytest.approx(cache / (WEIGHTS_READ + cache), rel=1e-9)
+    assert reads["half"].value == pytest.approx(WEIGHTS_READ / (held * PER_TOKEN), rel=1e-9)
+    assert reads["half"].value < batch  # the cache outweighs the weights well before saturation
+
+
+FIREWORKS_UP_TO_16B = 0.20  # USD per million tokens, prompt and output alike: https://fireworks.ai/pricing
+
+
+def test_the_month_against_an_apis_price_by_hand(section):
+    fleet = section["document_14"]["average"].value
+    api = section["api"]
+    assert api["price"].value == FIREWORKS_UP_TO_16B
+    assert api["ratio"].value == pytest.approx(fleet / FIREWORKS_UP_TO_16B, rel=1e-9)
+    assert api["even_load"].value == pytest.approx(REFERENCE.headroom.average_load * fleet / FIREWORKS_UP_TO_16B, rel=1e-9)
+
+
+def test_a_small_price_keeps_its_digits_and_the_inputs_line_keeps_its_acronyms():
+    answer = PRODUCTION.run({**PRODUCTION.defaults, "price": "0.01"}, None, ["production.cost"])
+    knee, output = facts()["production"]["knee"]["rate"].value, facts()["production"]["closed"].mean_output.value
+    by_hand = 0.01 / (knee * output * 3600) * 1e6
+    assert answer["refs"]["production.cost"][0] == f"{by_hand:.2g} USD per million tokens"
+    assert "TTFT promise, p95 1,000 ms" in answer["inputs"] and "ITL promise, p95 50 ms" in answer["inputs"]
+    assert "token budget per step" in answer["inputs"]
+
+
+def test_the_right_hand_axis_has_ticks_of_its_own():
+    from runbook.charts import build
+    layout = build("latency-vs-rate", facts())["layout"]
+    assert layout["yaxis2"]["tickmode"] == "auto"  # not Plotly's "sync" to the log axis on the left
+
+
 def test_one_sweep_is_fast_in_cpython():
     stack = replace(REFERENCE, stream=replace(REFERENCE.stream, seed=REFERENCE.stream.seed + 7))
     started = time.perf_counter()
@@ -221,6 +292,7 @@ def test_one_sweep_is_fast_in_cpython():
     ({"prompt_p95": "1000"}, "prompt_p95"), ({"output_p95": "100"}, "output_p95"), ({"ttft": "100"}, "ttft"),
     ({"itl": "2"}, "itl"), ({"model": "llama-3.1-70b"}, "card"), ({"prompt_p50": "8000"}, "prompt_p50"),
     ({"rate": "0"}, "rate"), ({"seed": "1.5"}, "seed"), ({"step_tokens": "8"}, "step_tokens"), ({"price": "-1"}, "price"),
+    ({"output_p95": "5000"}, "output_p95"), ({"output_p50": "4097", "output_p95": "4097"}, "output_p50"),
 ])
 def test_the_calculator_refuses_what_cannot_be(values, field):
     answer = PRODUCTION.run({**PRODUCTION.defaults, **values}, None, ["production.knee.rate"])
@@ -294,3 +366,12 @@ def test_a_pasted_config_the_card_cannot_serve_is_refused():
               "vocab_size": 128256, "max_position_embeddings": 131072, "tie_word_embeddings": False}
     answer = PRODUCTION.run({**PRODUCTION.defaults, "model": "custom"}, json.dumps(config), ["production.knee.rate"])
     assert not answer["ok"] and "no room for one" in answer["errors"]["card"]  # the pasted model, checked like a listed one
+
+
+def test_a_pasted_config_with_too_few_positions_is_refused():
+    import json
+    config = {"architectures": ["LlamaForCausalLM"], "model_type": "llama", "hidden_size": 4096,
+              "intermediate_size": 14336, "num_hidden_layers": 32, "num_attention_heads": 32, "num_key_value_heads": 8,
+              "vocab_size": 128256, "max_position_embeddings": 16, "tie_word_embeddings": False}
+    answer = PRODUCTION.run({**PRODUCTION.defaults, "model": "custom"}, json.dumps(config), ["production.knee.rate"])
+    assert not answer["ok"] and "at most 16 positions" in answer["errors"]["model"]
