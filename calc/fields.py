@@ -10,7 +10,6 @@ import json
 import math
 import re
 from dataclasses import dataclass, replace
-from decimal import Decimal
 from typing import Any, Callable
 
 from .cards import CARDS
@@ -101,7 +100,9 @@ class NumberField:
     @staticmethod
     def _places(text: str) -> int:
         """Decimal places the typed number needs (1e-9 needs nine, 0.50 one)."""
-        return max(0, -Decimal(text.replace("\u2212", "-")).normalize().as_tuple().exponent)
+        mantissa, _, exponent = text.lower().partition("e")
+        decimals = mantissa.partition(".")[2].rstrip("0")
+        return max(0, len(decimals) - int(exponent or 0))
 
     def _without_thousands_commas(self, text: str) -> str:
         """A comma is taken only as a thousands separator; a decimal comma is refused, never guessed."""
