@@ -46,6 +46,7 @@ PROMPT_LOOKUP = ("Saxena, “Prompt Lookup Decoding”, 2023, https://github.com
                  "vLLM's method \"ngram\", https://docs.vllm.ai/en/latest/features/spec_decode.html")
 GAMMAS = tuple(range(1, 11))
 COST = Unit("fraction", 1, "", 3)
+AS_TYPED = Unit("fraction", 1, "", 0, exact_up_to=6)  # α as the reader typed it, as plain() prints a float
 CHART_ALPHAS = (0.6, 0.7, 0.8, 0.9)
 CHART_BATCHES = timing.STEP_BATCHES
 
@@ -559,12 +560,14 @@ def shared_throughput(full: Speculative) -> Result:
 
 
 def gamma_curves(run: Speculative) -> dict:
-    """Speedup on the time model against γ at the reader's batch, for several α and the reader's."""
+    """Speedup on the time model against γ at the reader's batch, for several α and the reader's, over the
+    γ that best γ compares."""
     alphas = list(CHART_ALPHAS) + [run.alpha]
     names = [f"α = {plain(a)}" for a in CHART_ALPHAS] + [f"your α = {plain(run.alpha)}"]
-    curves = [{"name": name, "x": list(GAMMAS), "y": [run.speedup_for(a, g) for g in GAMMAS]}
+    gammas = list(run.by_gamma)  # 1 to 10, and on to the reader's γ when it is larger
+    curves = [{"name": name, "x": gammas, "y": [run.speedup_for(a, g) for g in gammas]}
               for a, name in zip(alphas, names)]
-    rows = [[str(g)] + [f"{curve['y'][i]:.2f}×" for curve in curves] for i, g in enumerate(GAMMAS)]
+    rows = [[str(g)] + [f"{curve['y'][i]:.2f}×" for curve in curves] for i, g in enumerate(gammas)]
     return {"curves": curves, "rows": rows}
 
 
@@ -595,7 +598,7 @@ def section(stack: Stack) -> dict[str, object]:
     full = replace(run, batch=max(1, int(admitted.value)))
     return {
         "run": run,
-        "alpha": Result(run.alpha, FRACTION, worked=plain(run.alpha)),
+        "alpha": Result(run.alpha, AS_TYPED, worked=plain(run.alpha)),
         "gamma": Result(run.gamma, COUNT, worked=str(run.gamma)),
         "drafter": run.drafter.name,
         "admitted": admitted,

@@ -515,3 +515,11 @@ def test_greedy_names_no_min_p_cut_and_the_chart_says_what_it_follows():
     greedy = SAMPLING.run({**SAMPLING.defaults, "temperature": "0"}, None, ["sampling.cut", "sampling.setting"])
     assert greedy["refs"]["sampling.cut"][0] == "none: greedy decoding runs no filter"
     assert greedy["refs"]["sampling.setting"][0] == "the six logits typed, temperature 0, min-p 0.02, top-k 4, top-p 0.9"
+
+
+def test_the_gamma_chart_reaches_the_readers_gamma_and_alpha_prints_as_typed():
+    answer = SPECULATIVE.run({**SPECULATIVE.defaults, "drafted": "16", "acceptance": "1", "drafter": "ngram"}, None,
+                             ["speculative.run.best_text", "speculative.alpha"], ["speculative-speedup"])
+    assert answer["curves"]["speculative-speedup"]["curves"][-1]["x"] == list(range(1, 17))
+    assert answer["refs"]["speculative.run.best_text"][0] == "16, giving 17.00×"   # a free drafter, every draft kept
+    assert facts()["speculative"]["alpha"].show() == "0.8"
