@@ -409,8 +409,8 @@ class Speculative:
         batch the cache admits when it pays throughout, 1 when it pays nowhere. The worked line shows
         the speedup on both sides of every change."""
         ranges = self.ranges
-        sides = "; ".join(f"{RATIO_FINE.show(self.at(last), 3)} at {grouped(last)}, "
-                          f"{RATIO_FINE.show(self.at(following[0]), 3)} at {grouped(following[0])}"
+        sides = "; ".join(f"{_against_one(self.at(last))} at {grouped(last)}, "
+                          f"{_against_one(self.at(following[0]))} at {grouped(following[0])}"
                           for (_, last, _), following in zip(ranges, ranges[1:]))
         worked = f"speedup {sides} sequences: {self.paying_text}" if sides else \
             f"speedup {RATIO_FINE.show(self.at(1), 3)} at 1 sequence, {RATIO_FINE.show(self.at(self.largest), 3)} at " \
@@ -462,6 +462,14 @@ class Speculative:
         """c at another batch: a draft step over a target step."""
         step, draft, _ = self._lines
         return draft.at(batch) / step.at(batch)
+
+
+def _against_one(speedup: float) -> str:
+    """A speedup with places enough (three at least) to show which side of 1× it falls on."""
+    places = 3
+    while places < 9 and (round(speedup, places) == 1 or (round(speedup, places) >= 1) != (speedup >= 1)):
+        places += 1
+    return RATIO_FINE.show(speedup, places)
 
 
 def _span(first: int, last: int) -> str:

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import math
 import random
+import re
 from dataclasses import replace
 
 import pytest
@@ -523,3 +524,13 @@ def test_the_gamma_chart_reaches_the_readers_gamma_and_alpha_prints_as_typed():
     assert answer["curves"]["speculative-speedup"]["curves"][-1]["x"] == list(range(1, 17))
     assert answer["refs"]["speculative.run.best_text"][0] == "16, giving 17.00×"   # a free drafter, every draft kept
     assert facts()["speculative"]["alpha"].show() == "0.8"
+
+
+def test_a_dip_below_one_between_two_paying_ranges_is_named_on_both_sides():
+    from calc.precision import PRECISIONS
+    stack = replace(REFERENCE, card=CARDS["mi300x"], weight_precision=PRECISIONS["fp8"])
+    run = speculative.Speculative(stack, 0.6, 8, speculative.DRAFTERS["eagle"], 1, HELD)
+    every = [replace(run, batch=b).speedup_value for b in range(1, run.largest + 1)]
+    assert run.ranges == ranges_by_hand(every) and [pays for _, _, pays in run.ranges] == [True, False, True]
+    shown = [float(x) for x in re.findall(r"([\d.]+)× at", run.stops.worked)]
+    assert [x >= 1 for x in shown] == [True, False, False, True], run.stops.worked   # each printed side of 1× as computed
