@@ -449,6 +449,7 @@ def test_speculation_follows_cpython(decode_page, inputs):  # (a 70B in fp8 on a
     (SAMPLER, SAMPLING, "temperature", "-1"), (SAMPLER, SAMPLING, "logit_1", "3,5"), (SAMPLER, SAMPLING, "seed", ""),
     (SPEC, SPECULATIVE, "acceptance", "1.5"), (SPEC, SPECULATIVE, "drafted", "0"), (SPEC, SPECULATIVE, "spec_batch", "lots"),
     (SPEC, SPECULATIVE, "held", "131072"), (SPEC, SPECULATIVE, "spec_batch", "4096"),
+    (SAMPLER, SAMPLING, "temperature", "1e-9"), (SPEC, SPECULATIVE, "acceptance", "0.9999999"),
 ])
 def test_bad_input_gets_a_message(decode_page, calculator, declared, field, value):
     page = decode_page.page
