@@ -242,7 +242,7 @@ class Speculative:
         """c: a draft step over a target step, at this batch."""
         value = self._seconds[1] / self._seconds[0]
         return Result(value, COST, formula="draft step ÷ target step",
-                      worked=f"{MS.precise(self.draft_step.value)} ÷ {MS.precise(self.step.value)} = {value:.4f}")
+                      worked=f"{MS.precise(self._seconds[1])} ÷ {MS.precise(self._seconds[0])} = {value:.4f}")
 
     @property
     def rule(self) -> Result:
@@ -261,13 +261,17 @@ class Speculative:
         """How much longer a verification pass takes than an ordinary step: 1 while memory-bound."""
         value = self._seconds[2] / self._seconds[0]
         return Result(value, RATIO_FINE, formula="verification pass ÷ ordinary step",
-                      worked=f"{MS.precise(self.verify.value)} ÷ {MS.precise(self.step.value)} = {RATIO_FINE.show(value)}")
+                      worked=f"{MS.precise(self._seconds[2])} ÷ {MS.precise(self._seconds[0])} = {RATIO_FINE.show(value)}")
+
+    @property
+    def _pass_seconds(self) -> float:
+        return self.gamma * self._seconds[1] + self._seconds[2]
 
     @property
     def pass_time(self) -> Result:
-        value = self.gamma * self._seconds[1] + self._seconds[2]
+        value = self._pass_seconds
         return Result(value, MS, formula="γ × draft step + verification pass",
-                      worked=(f"{self.gamma} × {MS.precise(self.draft_step.value)} + {MS.precise(self.verify.value)} = "
+                      worked=(f"{self.gamma} × {MS.precise(self._seconds[1])} + {MS.precise(self._seconds[2])} = "
                               f"{MS.show(value)}"))
 
     @property
@@ -275,14 +279,15 @@ class Speculative:
         """Tokens per second with speculation over without, on the time model at this batch."""
         value = self.speedup_value
         return Result(value, RATIO_FINE, formula="tokens per pass × ordinary step ÷ pass time",
-                      worked=(f"{self.per_pass.operand} × {MS.precise(self.step.value)} ÷ "
-                              f"{MS.precise(self.pass_time.value)} = {RATIO_FINE.show(value)}"))
+                      worked=(f"{self.per_pass.operand} × {MS.precise(self._seconds[0])} ÷ "
+                              f"{MS.precise(self._pass_seconds)} = {RATIO_FINE.show(value)}"))
 
     @property
     def inter_token(self) -> Result:
-        value = self.pass_time.value / self.per_pass.value
+        per_pass = self.per_pass
+        value = self._pass_seconds / per_pass.value
         return Result(value, MS, formula="pass time ÷ tokens per pass",
-                      worked=f"{MS.precise(self.pass_time.value)} ÷ {self.per_pass.operand} = {MS.show(value)}")
+                      worked=f"{MS.precise(self._pass_seconds)} ÷ {per_pass.operand} = {MS.show(value)}")
 
     @property
     def reported_rate(self) -> Result:
@@ -307,7 +312,19 @@ class Speculative:
         """Speedup on the time model at this batch and length for another α and γ, reusing this run's
         ordinary and draft steps (neither depends on α or γ)."""
         step, draft, _ = self._seconds
-        return tokens_per_pass(alpha, gamma) * step / (gamma * draft + verify_time(self.stack, self.batch, gamma, self.tokens))
+        return tokens_per_pass(alpha, gamma) * step / (gamma * draft + self._verify_seconds(gamma))
+
+    def _verify_seconds(self, gamma: int) -> float:
+        """A verification pass at this batch for another γ, each γ computed once per run: the charts
+        and best γ ask for every γ at several α, and the time model's cache would hash the stack each time."""
+        known = self._verify_by_gamma
+        if gamma not in known:
+            known[gamma] = verify_time(self.stack, self.batch, gamma, self.tokens)
+        return known[gamma]
+
+    @cached_property
+    def _verify_by_gamma(self) -> dict[int, float]:
+        return {}
 
     @property
     def best(self) -> "Speculative":
@@ -345,6 +362,12 @@ class Speculative:
     def stops_by_gamma(self) -> str:
         """Where speculation stops paying for each γ up to this run's, at this α and length."""
         return "; ".join(f"γ {g}: {replace(self, gamma=g).stops_text}" for g in range(1, max(self.gamma, 2) + 1))
+
+    @property
+    def shared_gain(self) -> Result:
+        """The card's tokens per second speculating beside the draft's weights and cache, over plain
+        decoding at this batch (see shared_throughput)."""
+        return shared_throughput(self)
 
     @property
     def shared_pool(self) -> Result:
@@ -611,11 +634,8 @@ def section(stack: Stack) -> dict[str, object]:
         "drafter": run.drafter.name,
         "admitted": admitted,
         "full": full,
-        "full_best": full.best,
         "doubtful": replace(run, alpha=CHART_ALPHAS[0]),
         "doubtful_full": replace(full, alpha=CHART_ALPHAS[0]),
-        "doubtful_full_best": replace(full, alpha=CHART_ALPHAS[0]).best,
-        "shared_gain": shared_throughput(full),
         "recovered": alpha_from_rate(run.reported_rate.value, run.gamma),
         "lossless": lossless,
         "papers": {"leviathan": LEVIATHAN, "leviathan_arithmetic": LEVIATHAN_ARITHMETIC, "chen": CHEN, "eagle": EAGLE, "medusa": MEDUSA, "lookup": PROMPT_LOOKUP},

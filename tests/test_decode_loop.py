@@ -346,7 +346,7 @@ def test_the_draft_shares_the_pool():
     assert full.shared_pool.value == sequences
     plain = full.batch / step_by_hand(LLAMA_3_1_8B_CONFIG, full.batch, 1)
     speculating = sequences * speedup_by_hand(0.8, 4, sequences) / step_by_hand(LLAMA_3_1_8B_CONFIG, sequences, 1)
-    assert section["shared_gain"].value == pytest.approx(speculating / plain)
+    assert full.shared_gain.value == pytest.approx(speculating / plain)
 
 
 def test_all_three_penalties_in_vllms_order():
