@@ -479,7 +479,7 @@ def gpus_against_rate(stack: Stack) -> dict:
     return {"curves": curves, "rows": rows}
 
 
-def api_break_even(stack: Stack, made: CapacityPlan) -> dict[str, Result]:
+def api_break_even(stack: Stack, made: CapacityPlan) -> dict[str, Result | str]:
     """The serverless price per million tokens, and the average load at which the fixed fleet's
     bill per token falls to it."""
     load = stack.headroom.average_load * made.per_million.value / API_PER_MILLION
@@ -494,6 +494,7 @@ def api_break_even(stack: Stack, made: CapacityPlan) -> dict[str, Result]:
         "ratio": Result(made.per_million.value / API_PER_MILLION, RATIO, formula="plan's $ per M tokens ÷ API's",
                         worked=(f"{USD_CENTS.precise(made.per_million.value)} USD ÷ {USD_CENTS.show(API_PER_MILLION)} USD = "
                                 f"{RATIO.show(made.per_million.value / API_PER_MILLION)}")),
+        "source": API_SOURCE,
     }
 
 
