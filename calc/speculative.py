@@ -395,8 +395,10 @@ class Speculative:
 
     @cached_property
     def largest(self) -> int:
-        """The most sequences of this length the cache admits: the last batch the scans below try."""
-        return max(1, int(timing.compute_bound_batch(self.stack, self.tokens).admitted.value))
+        """The most sequences the cache admits at this length with the drafts verified on top (as the
+        calculator's batch check counts them): the last batch the scans below try."""
+        each = kvcache.blocks_for(self.tokens + self.gamma, self.stack.block_size) * self.stack.block_size
+        return max(1, int(kvcache.ladder(self.stack).token_capacity.value // each))
 
     @cached_property
     def ranges(self) -> tuple[tuple[int, int, bool], ...]:

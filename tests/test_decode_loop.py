@@ -272,11 +272,11 @@ def test_the_gamma_chart_is_the_time_model_at_the_readers_batch():
     assert curves[-1]["y"] == pytest.approx([speedup_by_hand(0.8, g, run.batch) for g in range(1, 11)])
 
 
-def admitted_by_hand(held=HELD):
-    """Sequences of `held` tokens the reference card's cache admits, in whole blocks of 16."""
+def admitted_by_hand(held=HELD, drafted=4):
+    """Sequences of `held` tokens and their drafts the reference card's cache admits, in whole blocks of 16."""
     ladder = kvcache.ladder(REFERENCE)
     tokens = int(ladder.kv_budget.value // (16 * cache_per_token(LLAMA_3_1_8B_CONFIG))) * 16
-    return tokens // (-(-held // 16) * 16)
+    return tokens // (-(-(held + drafted) // 16) * 16)
 
 
 def ranges_by_hand(speedups):
@@ -292,9 +292,9 @@ def ranges_by_hand(speedups):
 
 def test_the_break_even_per_gamma():
     doubtful = facts()["speculative"]["doubtful"]
-    largest = admitted_by_hand()
     for gamma, phrase in enumerate(doubtful.stops_by_gamma.split("; "), start=1):
         assert phrase.startswith(f"γ {gamma}: ")
+        largest = admitted_by_hand(drafted=gamma)
         expected = ranges_by_hand([speedup_by_hand(0.6, gamma, b) for b in range(1, largest + 1)])
         assert replace(doubtful, gamma=gamma).ranges == expected
     assert doubtful.ranges[0][2] and not doubtful.ranges[-1][2], "γ 4 at α 0.6 pays for few sequences, not for many"
@@ -311,7 +311,7 @@ def eagle_speedup_by_hand(alpha, gamma, batch, held):
 def test_speculation_that_loses_for_one_sequence_can_pay_for_more():
     # a head's cost falls against a target step that grows by every sequence's whole cache: the speedup rises first
     values = {"drafter": "eagle", "acceptance": "0.6", "drafted": "16", "held": "8192", "spec_batch": "12"}
-    largest = admitted_by_hand(8192)
+    largest = admitted_by_hand(8192, drafted=16)
     expected = ranges_by_hand([eagle_speedup_by_hand(0.6, 16, b, 8192) for b in range(1, largest + 1)])
     assert [pays for _, _, pays in expected] == [False, True], expected
     answer = SPECULATIVE.run({**SPECULATIVE.defaults, **values}, None, ["speculative.run.stops_text", "speculative.run.speedup"],
@@ -535,3 +535,13 @@ def test_a_dip_below_one_between_two_paying_ranges_is_named_on_both_sides():
     assert run.ranges == ranges_by_hand(every) and [pays for _, _, pays in run.ranges] == [True, False, True]
     shown = [float(x) for x in re.findall(r"([\d.]+)× at", run.stops.worked)]
     assert [x >= 1 for x in shown] == [True, False, False, True], run.stops.worked   # each printed side of 1× as computed
+
+
+@pytest.mark.parametrize("values", [{}, {"drafted": "16", "held": "8180"}, {"card": "l4", "held": "700", "drafted": "9"}])
+def test_the_ranges_end_where_the_batch_check_starts_refusing(values):
+    answer = SPECULATIVE.run({**SPECULATIVE.defaults, **values}, None, ["speculative.run.largest", "speculative.run.stops_text"])
+    last = int(answer["refs"]["speculative.run.largest"][0].replace(",", ""))
+    assert answer["refs"]["speculative.run.stops_text"][0].endswith((f"{last:,} sequences)", f"{last:,}, the most the cache admits"))
+    assert SPECULATIVE.run({**SPECULATIVE.defaults, **values, "spec_batch": str(last)}, None, [])["ok"]
+    refused = SPECULATIVE.run({**SPECULATIVE.defaults, **values, "spec_batch": str(last + 1)}, None, [])
+    assert f"admits {last:,} sequences" in refused["errors"]["spec_batch"]
