@@ -54,6 +54,7 @@ class NumberField:
     places: int = 0
     hint: str = ""
     signed_zero: bool = False  # keep −0 as typed (a float format stores its sign); elsewhere −0 is 0
+    most_places: int | None = None  # decimal places a worked line can print (units.plain prints six)
 
     def default(self, stack: Stack) -> str:
         if self.optional:
@@ -90,9 +91,18 @@ class NumberField:
         if value < self.minimum or value > self.maximum:
             unit = f" {self.unit}" if self.unit else ""
             raise ValueError(f"{self.label} must be between {_number(self.minimum)} and {_number(self.maximum)}{unit}")
+        if self.most_places is not None and self._places(text) > self.most_places:
+            raise ValueError(f"{self.label} takes at most {self.most_places} decimal places")
         if self.whole:
             return int(value)
         return value if self.signed_zero else value + 0.0  # + 0.0 turns −0 into 0
+
+    @staticmethod
+    def _places(text: str) -> int:
+        """Decimal places the typed number needs (1e-9 needs nine, 0.50 one)."""
+        mantissa, _, exponent = text.lower().partition("e")
+        decimals = mantissa.partition(".")[2].rstrip("0")
+        return max(0, len(decimals) - int(exponent or 0))
 
     def _without_thousands_commas(self, text: str) -> str:
         """A comma is taken only as a thousands separator; a decimal comma is refused, never guessed."""
@@ -530,14 +540,14 @@ def _candidates() -> tuple[str, ...]:
 LOGITS = vector_fields("logit", tuple(f"Logit of “{c}”" for c in _candidates()), -100, 100, 1,
                        read=lambda s: s.sampling.logits,
                        write=lambda s, v: replace(s, sampling=replace(s.sampling, logits=v)))
-TEMPERATURE = NumberField("temperature", "Temperature", 0, 100, False, "", places=2,
+TEMPERATURE = NumberField("temperature", "Temperature", 0, 100, False, "", places=2, most_places=6,
                           current=lambda s: s.sampling.temperature, apply=_sampling("temperature"),
                           hint="logits ÷ T; 0 is greedy")
 TOP_K = NumberField("top_k", "Top-k", 0, 100_000, True, "tokens", current=lambda s: s.sampling.top_k,
                     apply=_sampling("top_k"), hint="0: off")
-TOP_P = NumberField("top_p", "Top-p", 0, 1, False, "", places=2, current=lambda s: s.sampling.top_p, apply=_top_p,
+TOP_P = NumberField("top_p", "Top-p", 0, 1, False, "", places=2, most_places=6, current=lambda s: s.sampling.top_p, apply=_top_p,
                     hint="above 0, at most 1; 1: off")
-MIN_P = NumberField("min_p", "Min-p", 0, 1, False, "", places=2, current=lambda s: s.sampling.min_p,
+MIN_P = NumberField("min_p", "Min-p", 0, 1, False, "", places=2, most_places=6, current=lambda s: s.sampling.min_p,
                     apply=_sampling("min_p"), hint="share of the top token's probability; 0: off")
 SEED = NumberField("seed", "Seed", 0, 2 ** 32 - 1, True, "", current=lambda s: s.sampling.seed, apply=_sampling("seed"),
                    hint="picks the uniform draw")
@@ -554,7 +564,7 @@ def _drafters() -> dict[str, str]:
     return {key: drafter.name for key, drafter in DRAFTERS.items()}
 
 
-ACCEPTANCE = NumberField("acceptance", "Acceptance rate α", 0, 1, False, "", places=2,
+ACCEPTANCE = NumberField("acceptance", "Acceptance rate α", 0, 1, False, "", places=2, most_places=6,
                          current=lambda s: s.speculation.acceptance, apply=_speculation("acceptance"),
                          hint="chance a drafted token is accepted; not vLLM's logged rate")
 DRAFTED = NumberField("drafted", "Drafted tokens γ", 1, 16, True, "tokens", current=lambda s: s.speculation.drafted,

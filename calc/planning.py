@@ -22,6 +22,7 @@ from functools import lru_cache
 
 from . import kvcache, operations, timing
 from .precision import FP8
+from .production import VERIFY_ARGS
 from .simulation import capped_moment, lognormal_through, normal_below
 from .stack import Stack, Workload
 from .units import (COUNT, GFLOP, GIB_HELD, MS, PERCENT, RATIO, SECONDS, TFLOP, TOKENS, Result, Unit, given,
@@ -42,7 +43,8 @@ PRICE_SOURCE = "Mercatus GPU Index, mercatus-ai.com/blog/cloud-gpu-pricing, May 
 API_PER_MILLION = 0.20
 API_SOURCE = "fireworks.ai/pricing, serverless, base models up to 16B parameters"
 # A prefill chunk budget that keeps a step carrying one near the ITL promise: set with
-# --max-num-batched-tokens (an assumption; vLLM's default on this class of card is calc.launch's).
+# --max-num-batched-tokens (an assumption; vLLM's default on this class of card is calc.launch's),
+# raised to --max-num-seqs when the plan's batch cap is larger, since vLLM refuses a smaller one.
 CHUNK_TOKENS = 512
 # Two average loads to show that the bill per token follows utilisation (an illustration).
 QUIET_LOAD, BUSY_LOAD = 0.20, 0.50
@@ -380,6 +382,7 @@ def plan(stack: Stack) -> CapacityPlan:
     ttft_p95 = timing.prefill_time(stack, min(traffic.prompt_p95, prompt_cap(stack)))
     from .launch import default_max_num_batched_tokens
     engine_chunk = min(default_max_num_batched_tokens(stack.card), round(prompt.value))
+    chunk = max(CHUNK_TOKENS, cap)  # vLLM refuses a token budget below --max-num-seqs, which the plan sets to the cap
     return CapacityPlan(
         mean_prompt=prompt, mean_positions=positions, over_limit=over_limit,
         in_system=in_system, residents=residents, request_tokens=tokens, per_request=per_request,
@@ -391,8 +394,9 @@ def plan(stack: Stack) -> CapacityPlan:
         decode_as_flops=decode_as_flops, understated=understated,
         compute_gpus=compute, load=load, binding=binding, fleet=fleet, nodes=nodes, bought=bought,
         cost_hour=cost_hour, cost_month=cost_month, tokens_month=tokens_month, per_million=per_million,
-        chunk_budget=given(CHUNK_TOKENS, TOKENS, "prefill tokens a step may carry (--max-num-batched-tokens)"),
-        chunk_step=step_with_chunk(stack, running.time, CHUNK_TOKENS),
+        chunk_budget=given(chunk, TOKENS, "prefill tokens a step may carry (--max-num-batched-tokens), at least "
+                                          f"--max-num-seqs, the cap ({VERIFY_ARGS})"),
+        chunk_step=step_with_chunk(stack, running.time, chunk),
         default_chunk_step=step_with_chunk(stack, running.time, engine_chunk),
         ttft_p95=ttft_p95, ttft_met=ttft_p95.value <= stack.promise.ttft_p95_s, itl_met=running.time.value <= stack.promise.itl_p95_s,
     )
@@ -475,7 +479,7 @@ def gpus_against_rate(stack: Stack) -> dict:
     return {"curves": curves, "rows": rows}
 
 
-def api_break_even(stack: Stack, made: CapacityPlan) -> dict[str, Result]:
+def api_break_even(stack: Stack, made: CapacityPlan) -> dict[str, Result | str]:
     """The serverless price per million tokens, and the average load at which the fixed fleet's
     bill per token falls to it."""
     load = stack.headroom.average_load * made.per_million.value / API_PER_MILLION
@@ -490,6 +494,7 @@ def api_break_even(stack: Stack, made: CapacityPlan) -> dict[str, Result]:
         "ratio": Result(made.per_million.value / API_PER_MILLION, RATIO, formula="plan's $ per M tokens ÷ API's",
                         worked=(f"{USD_CENTS.precise(made.per_million.value)} USD ÷ {USD_CENTS.show(API_PER_MILLION)} USD = "
                                 f"{RATIO.show(made.per_million.value / API_PER_MILLION)}")),
+        "source": API_SOURCE,
     }
 
 
@@ -517,6 +522,8 @@ def section(stack: Stack) -> dict[str, object]:
         "utilisation_source": stated(stack.gpu_memory_utilization, REFERENCE.gpu_memory_utilization,
                                      "the reference stack's, vLLM's default"),
         "context_limit": given(stack.context_limit, TOKENS, "the engine's --max-model-len"),
+        "flags": (f"--max-model-len {stack.context_limit} --max-num-seqs {made.batch_cap.value} "
+                  f"--max-num-batched-tokens {made.chunk_budget.value} --gpu-memory-utilization {plain(stack.gpu_memory_utilization)}"),
         "month_hours": Result(HOURS_PER_YEAR / 12, COUNT, formula="hours in a year ÷ 12",
                               worked=f"365 × 24 ÷ 12 = {grouped(HOURS_PER_YEAR / 12)}"),
         "binding": made.binding,

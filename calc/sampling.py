@@ -311,6 +311,9 @@ def section(stack: Stack) -> dict[str, object]:
         "uniform": sampled.uniform,
         "probability": sampled.probability,
         "threshold": sampled.threshold,
+        "setting": (f"the six logits typed, temperature {plain(setting.temperature)}, min-p {plain(setting.min_p)}, "
+                    f"top-k {grouped(setting.top_k)}, top-p {plain(setting.top_p)}"),
+        "cut": "none: greedy decoding runs no filter" if sampled.greedy else sampled.threshold.show(),
         "nucleus": sampled.nucleus,
         "chosen": {
             "temperature": Result(setting.temperature, FRACTION, worked=plain(setting.temperature)),

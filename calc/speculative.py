@@ -46,8 +46,8 @@ PROMPT_LOOKUP = ("Saxena, “Prompt Lookup Decoding”, 2023, https://github.com
                  "vLLM's method \"ngram\", https://docs.vllm.ai/en/latest/features/spec_decode.html")
 GAMMAS = tuple(range(1, 11))
 COST = Unit("fraction", 1, "", 3)
+AS_TYPED = Unit("fraction", 1, "", 0, exact_up_to=6)  # α as the reader typed it, as plain() prints a float
 CHART_ALPHAS = (0.6, 0.7, 0.8, 0.9)
-LARGEST_BATCH = 4096
 CHART_BATCHES = timing.STEP_BATCHES
 
 
@@ -124,19 +124,21 @@ def alpha_from_rate(rate: float, gamma: int) -> Result:
     """The per-draft α behind a reported draft acceptance rate: the rate rises with α, so bisection
     on α(1 − α^γ) ÷ ((1 − α)γ) = rate finds it."""
     formula = "the α whose α(1 − α^γ) ÷ ((1 − α)γ) equals the reported rate"
-    if rate <= 0.001 or rate >= 1:  # the ends, where the powers would print as 0 or the division as 0 ÷ 0
-        value = 1.0 if rate >= 1 else rate
-        return Result(value, FRACTION, formula=formula,
-                      worked=f"a rate of {rate:.4f}: " + ("every draft is accepted, so α is 1" if rate >= 1 else
-                                                          "almost no first draft survives, and α is about the rate"))
+    if rate <= 0 or rate >= 1:  # the ends, where the division would read 0 ÷ 0
+        return Result(1.0 if rate >= 1 else 0.0, FRACTION, formula=formula,
+                      worked=f"a rate of {plain(rate)}: " + ("every draft is accepted, so α is 1" if rate >= 1 else
+                                                            "no draft is ever accepted, so α is 0"))
     low, high = 0.0, 1.0
     for _ in range(60):
         middle = (low + high) / 2
         low, high = (middle, high) if rate_of(middle, gamma) < rate else (low, middle)
     value = (low + high) / 2
+    # Places enough for a small rate, and for 1 − α near 1, to keep three significant figures.
+    places = max(4, 2 - math.floor(math.log10(min(rate, 1 - value))))
     return Result(value, FRACTION, formula=formula,
-                  worked=(f"solving α(1 − α^{gamma}) ÷ ((1 − α) × {gamma}) for a rate of {rate:.4f} gives α of {value:.4f}; "
-                          f"{value:.4f} × (1 − {value:.4f}^{gamma}) ÷ ({1 - value:.4f} × {gamma}) = {rate_of(value, gamma):.4f}"))
+                  worked=(f"solving α(1 − α^{gamma}) ÷ ((1 − α) × {gamma}) for a rate of {rate:.{places}f} gives α of "
+                          f"{value:.{places}f}; {value:.{places}f} × (1 − {value:.{places}f}^{gamma}) ÷ "
+                          f"({1 - value:.{places}f} × {gamma}) = {rate_of(value, gamma):.{places}f}"))
 
 
 def expected_tokens(alpha: float, gamma: int) -> Result:
@@ -240,7 +242,7 @@ class Speculative:
         """c: a draft step over a target step, at this batch."""
         value = self._seconds[1] / self._seconds[0]
         return Result(value, COST, formula="draft step ÷ target step",
-                      worked=f"{MS.precise(self.draft_step.value)} ÷ {MS.precise(self.step.value)} = {value:.4f}")
+                      worked=f"{MS.precise(self._seconds[1])} ÷ {MS.precise(self._seconds[0])} = {value:.4f}")
 
     @property
     def rule(self) -> Result:
@@ -259,13 +261,17 @@ class Speculative:
         """How much longer a verification pass takes than an ordinary step: 1 while memory-bound."""
         value = self._seconds[2] / self._seconds[0]
         return Result(value, RATIO_FINE, formula="verification pass ÷ ordinary step",
-                      worked=f"{MS.precise(self.verify.value)} ÷ {MS.precise(self.step.value)} = {RATIO_FINE.show(value)}")
+                      worked=f"{MS.precise(self._seconds[2])} ÷ {MS.precise(self._seconds[0])} = {RATIO_FINE.show(value)}")
+
+    @property
+    def _pass_seconds(self) -> float:
+        return self.gamma * self._seconds[1] + self._seconds[2]
 
     @property
     def pass_time(self) -> Result:
-        value = self.gamma * self._seconds[1] + self._seconds[2]
+        value = self._pass_seconds
         return Result(value, MS, formula="γ × draft step + verification pass",
-                      worked=(f"{self.gamma} × {MS.precise(self.draft_step.value)} + {MS.precise(self.verify.value)} = "
+                      worked=(f"{self.gamma} × {MS.precise(self._seconds[1])} + {MS.precise(self._seconds[2])} = "
                               f"{MS.show(value)}"))
 
     @property
@@ -273,14 +279,15 @@ class Speculative:
         """Tokens per second with speculation over without, on the time model at this batch."""
         value = self.speedup_value
         return Result(value, RATIO_FINE, formula="tokens per pass × ordinary step ÷ pass time",
-                      worked=(f"{self.per_pass.operand} × {MS.precise(self.step.value)} ÷ "
-                              f"{MS.precise(self.pass_time.value)} = {RATIO_FINE.show(value)}"))
+                      worked=(f"{self.per_pass.operand} × {MS.precise(self._seconds[0])} ÷ "
+                              f"{MS.precise(self._pass_seconds)} = {RATIO_FINE.show(value)}"))
 
     @property
     def inter_token(self) -> Result:
-        value = self.pass_time.value / self.per_pass.value
+        per_pass = self.per_pass
+        value = self._pass_seconds / per_pass.value
         return Result(value, MS, formula="pass time ÷ tokens per pass",
-                      worked=f"{MS.precise(self.pass_time.value)} ÷ {self.per_pass.operand} = {MS.show(value)}")
+                      worked=f"{MS.precise(self._pass_seconds)} ÷ {per_pass.operand} = {MS.show(value)}")
 
     @property
     def reported_rate(self) -> Result:
@@ -305,7 +312,19 @@ class Speculative:
         """Speedup on the time model at this batch and length for another α and γ, reusing this run's
         ordinary and draft steps (neither depends on α or γ)."""
         step, draft, _ = self._seconds
-        return tokens_per_pass(alpha, gamma) * step / (gamma * draft + verify_time(self.stack, self.batch, gamma, self.tokens))
+        return tokens_per_pass(alpha, gamma) * step / (gamma * draft + self._verify_seconds(gamma))
+
+    def _verify_seconds(self, gamma: int) -> float:
+        """A verification pass at this batch for another γ, each γ computed once per run: the charts
+        and best γ ask for every γ at several α, and the time model's cache would hash the stack each time."""
+        known = self._verify_by_gamma
+        if gamma not in known:
+            known[gamma] = verify_time(self.stack, self.batch, gamma, self.tokens)
+        return known[gamma]
+
+    @cached_property
+    def _verify_by_gamma(self) -> dict[int, float]:
+        return {}
 
     @property
     def best(self) -> "Speculative":
@@ -319,7 +338,16 @@ class Speculative:
         speedups = self.by_gamma
         return Result(best, COUNT, formula="the γ with the largest speedup on the time model at this batch",
                       worked=(f"at a batch of {grouped(self.batch)}, γ of {best} gives {RATIO_FINE.show(speedups[best])}, "
-                              f"the most for any γ from 1 to {max(speedups)} (γ of {self.gamma} gives {RATIO_FINE.show(speedups[self.gamma])})"))
+                              f"the most for any γ from 1 to {max(speedups)} (γ of {self.gamma} gives {RATIO_FINE.show(speedups[self.gamma])})"
+                              + ("; no γ pays here: decode without speculation" if speedups[best] < 1 else "")))
+
+    @property
+    def best_text(self) -> str:
+        """The best γ at this batch in words, or that none pays."""
+        best, speedups = self.best.gamma, self.by_gamma
+        if speedups[best] < 1:
+            return f"none; the least slow, γ of {best}, gives {RATIO_FINE.show(speedups[best])}"
+        return f"{best}, giving {RATIO_FINE.show(speedups[best])}"
 
     @property
     def rule_gamma(self) -> Result:
@@ -334,6 +362,12 @@ class Speculative:
     def stops_by_gamma(self) -> str:
         """Where speculation stops paying for each γ up to this run's, at this α and length."""
         return "; ".join(f"γ {g}: {replace(self, gamma=g).stops_text}" for g in range(1, max(self.gamma, 2) + 1))
+
+    @property
+    def shared_gain(self) -> Result:
+        """The card's tokens per second speculating beside the draft's weights and cache, over plain
+        decoding at this batch (see shared_throughput)."""
+        return shared_throughput(self)
 
     @property
     def shared_pool(self) -> Result:
@@ -359,32 +393,85 @@ class Speculative:
                       worked=(f"({ladder.kv_budget} − {weights}) ÷ ({ladder.per_token} + {draft}) = {capacity} in whole blocks; "
                               f"{capacity} ÷ {charged} → {grouped(users.value)} sequences"))
 
+    @cached_property
+    def largest(self) -> int:
+        """The most sequences the cache admits at this length with the drafts verified on top (as the
+        calculator's batch check counts them): the last batch the scans below try."""
+        each = kvcache.blocks_for(self.tokens + self.gamma, self.stack.block_size) * self.stack.block_size
+        return max(1, int(kvcache.ladder(self.stack).token_capacity.value // each))
+
+    @cached_property
+    def ranges(self) -> tuple[tuple[int, int, bool], ...]:
+        """Batches from 1 to what the cache admits, cut where speculation starts or stops paying on the
+        time model: (first, last, pays). Speedup need not fall as the batch grows (a cheap drafter's
+        steps turn compute-bound later than the verification pass), so every batch is accounted for.
+        Each pass is linear in the batch on either side of the batch where its matrix work overtakes
+        its weights' reading, so tokens per pass × step − γ × draft − verification, whose sign is
+        whether it pays, changes sign at most once between neighbouring turning batches: testing those
+        and bisecting between neighbours that differ finds every change exactly."""
+        largest = self.largest
+        points = {1, largest}
+        for line in self._lines:
+            if 1 < line.turns < largest:
+                points |= {math.floor(line.turns), math.ceil(line.turns)}
+        ordered = sorted(points)
+        found, first, paying = [], 1, self.at(1) >= 1
+        for low, high in zip(ordered, ordered[1:]):
+            low_pays = self.at(low) >= 1
+            if (self.at(high) >= 1) == low_pays:
+                continue
+            while high - low > 1:
+                middle = (low + high) // 2
+                low, high = (middle, high) if (self.at(middle) >= 1) == low_pays else (low, middle)
+            found.append((first, low, paying))
+            first, paying = high, not paying
+        found.append((first, largest, paying))
+        return tuple(found)
+
     @property
     def stops(self) -> Result:
-        """The smallest batch at which speculation is slower than plain decoding, found by bisection
-        (speedup falls as the batch grows); the largest batch tried when it never is."""
-        if self.at(LARGEST_BATCH) >= 1:
-            return Result(LARGEST_BATCH, COUNT, formula="still pays at the largest batch tried",
-                          worked=f"speedup at {grouped(LARGEST_BATCH)} sequences is {RATIO_FINE.show(self.at(LARGEST_BATCH))}: "
-                                 f"it still pays")
-        if self.at(1) < 1:
-            return Result(1, COUNT, formula="slower even for one sequence",
-                          worked=f"speedup at 1 sequence is {RATIO_FINE.show(self.at(1))}: it never pays")
-        low, high = 1, LARGEST_BATCH
-        while high - low > 1:
-            middle = (low + high) // 2
-            low, high = (middle, high) if self.at(middle) >= 1 else (low, middle)
-        return Result(high, COUNT, formula="the smallest batch whose speedup is below 1×",
-                      worked=(f"speedup {RATIO_FINE.show(self.at(low), 3)} at {grouped(low)} sequences, "
-                              f"{RATIO_FINE.show(self.at(high), 3)} at {grouped(high)}"))
+        """The first batch at which speculation stops paying after paying at a smaller one; the largest
+        batch the cache admits when it pays throughout, 1 when it pays nowhere. The worked line shows
+        the speedup on both sides of every change."""
+        ranges = self.ranges
+        sides = "; ".join(f"{_against_one(self.at(last))} at {grouped(last)}, "
+                          f"{_against_one(self.at(following[0]))} at {grouped(following[0])}"
+                          for (_, last, _), following in zip(ranges, ranges[1:]))
+        worked = f"speedup {sides} sequences: {self.paying_text}" if sides else \
+            f"speedup {RATIO_FINE.show(self.at(1), 3)} at 1 sequence, {RATIO_FINE.show(self.at(self.largest), 3)} at " \
+            f"{grouped(self.largest)}: {self.paying_text}"
+        stopping = [following[0] for (_, _, pays), following in zip(ranges, ranges[1:]) if pays]
+        if stopping:
+            return Result(stopping[0], COUNT, formula="the first batch that does not pay after one that does", worked=worked)
+        if ranges[0][2] and len(ranges) == 1:
+            return Result(self.largest, COUNT, formula="pays at every batch the cache admits", worked=worked)
+        if len(ranges) == 1:
+            return Result(1, COUNT, formula="pays at no batch the cache admits", worked=worked)
+        return Result(self.largest, COUNT, formula="pays from a batch on, up to all the cache admits", worked=worked)
+
+    @property
+    def paying_text(self) -> str:
+        """Where it pays, in words: every range of batches up to what the cache admits."""
+        ranges = self.ranges
+        if len(ranges) == 1:
+            return (f"{'pays at every' if ranges[0][2] else 'does not pay at any'} batch the cache admits "
+                    f"({_span(1, self.largest)} {'sequence' if self.largest == 1 else 'sequences'})")
+        (first, last, pays), *rest = ranges
+        parts = [f"{'pays' if pays else 'does not pay'} at {_span(first, last)} {'sequence' if last == 1 else 'sequences'}"]
+        parts += [f"{'pays' if pays else 'not'} at {_span(first, last)}" for first, last, pays in rest]
+        return f"{', '.join(parts)}, the most the cache admits"
 
     @property
     def stops_text(self) -> str:
-        if self.stops.formula.startswith("still"):
-            return f"it still pays at {grouped(LARGEST_BATCH)} sequences"
-        if self.stops.value == 1:
-            return "it does not pay even for one sequence"
-        return f"it stops paying at {grouped(self.stops.value)} sequences"
+        return f"it {self.paying_text}"
+
+    @cached_property
+    def _lines(self) -> tuple["PassLine", "PassLine", "PassLine"]:
+        """An ordinary step, a draft step and this γ's verification pass, each as a function of the batch."""
+        shape = self.drafter.shape(self.stack.model)
+        return (pass_line(self.stack, 0, self.tokens),
+                pass_line(replace(self.stack, model=shape), 0, self.tokens) if shape else PassLine(0.0, 0.0, 0.0),
+                pass_line(self.stack, self.gamma, self.tokens))
 
     @property
     def speedup_value(self) -> float:
@@ -392,7 +479,51 @@ class Speculative:
         return tokens_per_pass(self.alpha, self.gamma) * step / (self.gamma * draft + verify)
 
     def at(self, batch: int) -> float:
-        return replace(self, batch=batch).speedup_value
+        """Speedup on the time model at another batch, from the three passes' lines (no step is rebuilt)."""
+        step, draft, verify = self._lines
+        return tokens_per_pass(self.alpha, self.gamma) * step.at(batch) / (self.gamma * draft.at(batch) + verify.at(batch))
+
+    def cost_at(self, batch: int) -> float:
+        """c at another batch: a draft step over a target step."""
+        step, draft, _ = self._lines
+        return draft.at(batch) / step.at(batch)
+
+
+def _against_one(speedup: float) -> str:
+    """A speedup with places enough (three at least) to show which side of 1× it falls on."""
+    places = 3
+    while places < 9 and (round(speedup, places) == 1 or (round(speedup, places) >= 1) != (speedup >= 1)):
+        places += 1
+    return RATIO_FINE.show(speedup, places)
+
+
+def _span(first: int, last: int) -> str:
+    return grouped(first) if first == last else f"{grouped(first)}–{grouped(last)}"
+
+
+@dataclass(frozen=True)
+class PassLine:
+    """A forward pass over B sequences on the time model, as a function of B, in seconds:
+    max(weights, B × matmuls) + B × per_sequence, the weights read once for the batch, the matrix
+    work growing with it, and each sequence's cache read or attention computed, whichever is longer."""
+
+    weights: float
+    matmuls: float
+    per_sequence: float
+
+    def at(self, batch: float) -> float:
+        return max(self.weights, batch * self.matmuls) + batch * self.per_sequence
+
+    @property
+    def turns(self) -> float:
+        """The batch where the matrix work overtakes the weights' reading: linear on either side."""
+        return self.weights / self.matmuls if self.matmuls else math.inf
+
+
+def pass_line(stack: Stack, gamma: int, tokens: int) -> PassLine:
+    """A pass over γ + 1 positions per sequence (γ of 0: an ordinary step), from the time model at one sequence."""
+    weights, matmuls, cache, attention = verify_parts(stack, 1, gamma, tokens)
+    return PassLine(weights, matmuls, max(cache, attention))
 
 
 @dataclass(frozen=True)
@@ -462,21 +593,23 @@ def shared_throughput(full: Speculative) -> Result:
 
 
 def gamma_curves(run: Speculative) -> dict:
-    """Speedup on the time model against γ at the reader's batch, for several α and the reader's."""
+    """Speedup on the time model against γ at the reader's batch, for several α and the reader's, over the
+    γ that best γ compares."""
     alphas = list(CHART_ALPHAS) + [run.alpha]
     names = [f"α = {plain(a)}" for a in CHART_ALPHAS] + [f"your α = {plain(run.alpha)}"]
-    curves = [{"name": name, "x": list(GAMMAS), "y": [run.speedup_for(a, g) for g in GAMMAS]}
+    gammas = list(run.by_gamma)  # 1 to 10, and on to the reader's γ when it is larger
+    curves = [{"name": name, "x": gammas, "y": [run.speedup_for(a, g) for g in gammas]}
               for a, name in zip(alphas, names)]
-    rows = [[str(g)] + [f"{curve['y'][i]:.2f}×" for curve in curves] for i, g in enumerate(GAMMAS)]
+    rows = [[str(g)] + [f"{curve['y'][i]:.2f}×" for curve in curves] for i, g in enumerate(gammas)]
     return {"curves": curves, "rows": rows}
 
 
 def batch_curves(run: Speculative) -> dict:
-    """Speedup on the time model against batch, beside the rule that ignores the batch, and 1×."""
-    x = list(CHART_BATCHES)
-    runs = [replace(run, batch=b) for b in x]
-    model = [r.speedup_value for r in runs]
-    rule = [rule_value(run.alpha, run.gamma, r._seconds[1] / r._seconds[0]) for r in runs]
+    """Speedup on the time model against batch, up to what the cache admits, beside the rule that
+    ignores the batch, and 1×."""
+    x = [b for b in CHART_BATCHES if b < run.largest] + [run.largest]
+    model = [run.at(b) for b in x]
+    rule = [rule_value(run.alpha, run.gamma, run.cost_at(b)) for b in x]
     curves = [
         {"name": "on the time model: verification over B × (γ + 1) tokens", "x": x, "y": model},
         {"name": "the rule, the pass taken as one ordinary step", "x": x, "y": rule},
@@ -498,16 +631,13 @@ def section(stack: Stack) -> dict[str, object]:
     full = replace(run, batch=max(1, int(admitted.value)))
     return {
         "run": run,
-        "alpha": Result(run.alpha, FRACTION, worked=plain(run.alpha)),
+        "alpha": Result(run.alpha, AS_TYPED, worked=plain(run.alpha)),
         "gamma": Result(run.gamma, COUNT, worked=str(run.gamma)),
         "drafter": run.drafter.name,
         "admitted": admitted,
         "full": full,
-        "full_best": full.best,
         "doubtful": replace(run, alpha=CHART_ALPHAS[0]),
         "doubtful_full": replace(full, alpha=CHART_ALPHAS[0]),
-        "doubtful_full_best": replace(full, alpha=CHART_ALPHAS[0]).best,
-        "shared_gain": shared_throughput(full),
         "recovered": alpha_from_rate(run.reported_rate.value, run.gamma),
         "lossless": lossless,
         "papers": {"leviathan": LEVIATHAN, "leviathan_arithmetic": LEVIATHAN_ARITHMETIC, "chen": CHEN, "eagle": EAGLE, "medusa": MEDUSA, "lookup": PROMPT_LOOKUP},

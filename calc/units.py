@@ -49,6 +49,7 @@ class Unit:
     exact_up_to: int = 0
     significant: int = 0
     prefix: str = ""  # a symbol written before the number, as $ is
+    singular: str = ""  # the symbol after a number shown as exactly 1 ("1 token"), when it differs
 
     def number(self, value: float, decimals: int | None = None) -> str:
         """`decimals` places, or the unit's own; a unit with `exact_up_to` adds places (up to that
@@ -78,9 +79,10 @@ class Unit:
 
     def show(self, value: float, decimals: int | None = None) -> str:
         number = self.prefix + self.number(value, decimals)
-        if not self.symbol:
+        symbol = self.singular if self.singular and number == "1" else self.symbol
+        if not symbol:
             return number
-        return f"{number} {self.symbol}" if self.spaced else f"{number}{self.symbol}"
+        return f"{number} {symbol}" if self.spaced else f"{number}{symbol}"
 
 
 GIB_HELD = Unit("GiB", GiB, "GiB", 2)
@@ -96,7 +98,7 @@ FLOP_PER_BYTE = Unit("FLOP/B", 1, "FLOP/B", 0)
 TOKENS_PER_S = Unit("tok/s", 1, "tok/s", 0)
 COUNT = Unit("count", 1, "", 0)
 TOKENS = Unit("tokens", 1, "tokens", 0)
-TOKENS_FINE = Unit("tokens", 1, "tokens", 0, exact_up_to=2)
+TOKENS_FINE = Unit("tokens", 1, "tokens", 0, exact_up_to=2, singular="token")
 RATIO = Unit("ratio", 1, "×", 1, spaced=False)
 RATIO_FINE = Unit("ratio", 1, "×", 2, spaced=False)
 TIMES = Unit("times", 1, "×", 0, spaced=False)

@@ -433,6 +433,7 @@ def sampling_filters(namespace: Mapping[str, Any]) -> dict[str, Any]:
             **PAGE_STYLE,
             "height": 420,
         },
+        "follows": "sampling.setting",  # invented logits and the sampler's settings, not a model or a card
         "table": {"columns": ["token"] + [s["name"] for s in series], "rows": data["rows"]},
     }
 

@@ -116,7 +116,8 @@ def valid_values(calculator) -> st.SearchStrategy:
         elif field.whole:
             strategies[field.name] = st.integers(int(field.minimum), int(min(field.maximum, 10_000_000))).map(str)
         else:
-            strategies[field.name] = st.floats(field.minimum, field.maximum).map(lambda x: f"{x:.4g}")
+            places = 15 if field.most_places is None else field.most_places  # finer is refused by name, tested per document
+            strategies[field.name] = st.floats(field.minimum, field.maximum).map(lambda x, places=places: f"{round(x, places):.4g}")
     return st.fixed_dictionaries(strategies)
 
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import math
 import random
+import re
 from dataclasses import replace
 
 import pytest
@@ -271,13 +272,67 @@ def test_the_gamma_chart_is_the_time_model_at_the_readers_batch():
     assert curves[-1]["y"] == pytest.approx([speedup_by_hand(0.8, g, run.batch) for g in range(1, 11)])
 
 
+def admitted_by_hand(held=HELD, drafted=4):
+    """Sequences of `held` tokens and their drafts the reference card's cache admits, in whole blocks of 16."""
+    ladder = kvcache.ladder(REFERENCE)
+    tokens = int(ladder.kv_budget.value // (16 * cache_per_token(LLAMA_3_1_8B_CONFIG))) * 16
+    return tokens // (-(-(held + drafted) // 16) * 16)
+
+
+def ranges_by_hand(speedups):
+    """(first, last, pays) for runs of batches 1, 2, … whose speedup is or is not at least 1."""
+    found = []
+    for batch, speedup in enumerate(speedups, start=1):
+        if found and found[-1][2] == (speedup >= 1):
+            found[-1] = (found[-1][0], batch, found[-1][2])
+        else:
+            found.append((batch, batch, speedup >= 1))
+    return tuple(found)
+
+
 def test_the_break_even_per_gamma():
     doubtful = facts()["speculative"]["doubtful"]
     for gamma, phrase in enumerate(doubtful.stops_by_gamma.split("; "), start=1):
-        stops = replace(doubtful, gamma=gamma).stops
         assert phrase.startswith(f"γ {gamma}: ")
-        if stops.value < speculative.LARGEST_BATCH:
-            assert speedup_by_hand(0.6, gamma, int(stops.value)) < 1 <= speedup_by_hand(0.6, gamma, int(stops.value) - 1)
+        largest = admitted_by_hand(drafted=gamma)
+        expected = ranges_by_hand([speedup_by_hand(0.6, gamma, b) for b in range(1, largest + 1)])
+        assert replace(doubtful, gamma=gamma).ranges == expected
+    assert doubtful.ranges[0][2] and not doubtful.ranges[-1][2], "γ 4 at α 0.6 pays for few sequences, not for many"
+
+
+def eagle_speedup_by_hand(alpha, gamma, batch, held):
+    """A one-layer head of the 8B and its LM head drafting for the 8B."""
+    tokens = (1 - alpha ** (gamma + 1)) / (1 - alpha)
+    head = {**LLAMA_3_1_8B_CONFIG, "num_hidden_layers": 1}
+    return tokens * step_by_hand(LLAMA_3_1_8B_CONFIG, batch, 1, held) / (
+        gamma * step_by_hand(head, batch, 1, held) + step_by_hand(LLAMA_3_1_8B_CONFIG, batch, gamma + 1, held))
+
+
+def test_speculation_that_loses_for_one_sequence_can_pay_for_more():
+    # a head's cost falls against a target step that grows by every sequence's whole cache: the speedup rises first
+    values = {"drafter": "eagle", "acceptance": "0.6", "drafted": "16", "held": "8192", "spec_batch": "12"}
+    largest = admitted_by_hand(8192, drafted=16)
+    expected = ranges_by_hand([eagle_speedup_by_hand(0.6, 16, b, 8192) for b in range(1, largest + 1)])
+    assert [pays for _, _, pays in expected] == [False, True], expected
+    answer = SPECULATIVE.run({**SPECULATIVE.defaults, **values}, None, ["speculative.run.stops_text", "speculative.run.speedup"],
+                             ["speculative-batch"])
+    text = answer["refs"]["speculative.run.stops_text"][0]
+    (_, last, _), (first, end, _) = expected
+    assert text == f"it does not pay at {'1' if last == 1 else f'1–{last}'} sequence{'s' * (last > 1)}, pays at {first}–{end}, " \
+                   "the most the cache admits"
+    assert float(answer["refs"]["speculative.run.speedup"][0].rstrip("×")) > 1
+    batches = answer["curves"]["speculative-batch"]["curves"][0]["x"]
+    assert batches[-1] == largest and all(b < largest for b in batches[:-1]), "the chart stops at what the cache admits"
+
+
+def test_the_ranges_are_exact_wherever_the_card_and_length_put_the_turns():
+    # the scan tests turning batches and bisects between them: compare it with every batch, tried one by one
+    for card in ("h100-sxm", "l4", "mi300x"):
+        for drafter in ("eagle", "llama-3.2-1b", "ngram"):
+            for held, gamma, alpha in ((500, 3, 0.6), (8192, 16, 0.6), (2150, 8, 0.7)):
+                run = speculative.Speculative(replace(REFERENCE, card=CARDS[card]), alpha, gamma, speculative.DRAFTERS[drafter], 1, held)
+                every = [replace(run, batch=b).speedup_value for b in range(1, run.largest + 1)]
+                assert run.ranges == ranges_by_hand(every), (card, drafter, held, gamma, alpha)
 
 
 def test_the_draft_shares_the_pool():
@@ -291,7 +346,7 @@ def test_the_draft_shares_the_pool():
     assert full.shared_pool.value == sequences
     plain = full.batch / step_by_hand(LLAMA_3_1_8B_CONFIG, full.batch, 1)
     speculating = sequences * speedup_by_hand(0.8, 4, sequences) / step_by_hand(LLAMA_3_1_8B_CONFIG, sequences, 1)
-    assert section["shared_gain"].value == pytest.approx(speculating / plain)
+    assert full.shared_gain.value == pytest.approx(speculating / plain)
 
 
 def test_all_three_penalties_in_vllms_order():
@@ -394,6 +449,7 @@ def test_speculation_follows_cpython(decode_page, inputs):  # (a 70B in fp8 on a
     (SAMPLER, SAMPLING, "temperature", "-1"), (SAMPLER, SAMPLING, "logit_1", "3,5"), (SAMPLER, SAMPLING, "seed", ""),
     (SPEC, SPECULATIVE, "acceptance", "1.5"), (SPEC, SPECULATIVE, "drafted", "0"), (SPEC, SPECULATIVE, "spec_batch", "lots"),
     (SPEC, SPECULATIVE, "held", "131072"), (SPEC, SPECULATIVE, "spec_batch", "4096"),
+    (SAMPLER, SAMPLING, "temperature", "1e-9"), (SPEC, SPECULATIVE, "acceptance", "0.9999999"),
 ])
 def test_bad_input_gets_a_message(decode_page, calculator, declared, field, value):
     page = decode_page.page
@@ -419,3 +475,73 @@ def test_what_the_card_cannot_hold_is_refused_by_name(values, field, words):
 def test_top_p_of_one_removes_nothing_even_when_a_share_rounds_to_zero():
     from calc.sampling import top_p_keep
     assert top_p_keep((4.0, 3.5, -200.0), 1.0) == [True, True, True]
+
+
+@pytest.mark.parametrize("calculator, field, value", [
+    (SPECULATIVE, "acceptance", "0.9999999"), (SAMPLING, "temperature", "1e-9"), (SAMPLING, "top_p", "0.000000001"),
+    (SAMPLING, "min_p", "0.12345678"),
+])
+def test_a_value_finer_than_a_worked_line_prints_is_refused(calculator, field, value):
+    answer = calculator.run({**calculator.defaults, field: value}, None, [])
+    assert not answer["ok"] and answer["errors"][field].endswith("takes at most 6 decimal places")
+
+
+def test_the_finest_values_accepted_print_as_typed():
+    answer = SPECULATIVE.run({**SPECULATIVE.defaults, "acceptance": "0.999999"}, None,
+                             ["speculative.run.per_pass", "speculative.recovered"], ["speculative-speedup"])
+    per_pass, recovered = answer["refs"]["speculative.run.per_pass"][1], answer["refs"]["speculative.recovered"][1]
+    assert per_pass.startswith("(1 − 0.999999^5) ÷ (1 − 0.999999)") and check(per_pass) == []
+    assert "(0.00000100 × 4)" in recovered and check(recovered) == []
+    assert answer["curves"]["speculative-speedup"]["curves"][-1]["name"] == "your α = 0.999999"
+    greedy = SAMPLING.run({**SAMPLING.defaults, "temperature": "0.000001"}, None, ["sampling.draw|worked"])
+    assert greedy["refs"]["sampling.draw|worked"][0].startswith("temperature 0.000001 is below 0.00001")
+
+
+@pytest.mark.parametrize("alpha", [0.0015, 0.3, 0.999, 0.999999])
+def test_alpha_recovered_from_a_small_or_large_rate(alpha):
+    rate = sum(alpha ** k for k in range(1, 5)) / 4
+    recovered = speculative.alpha_from_rate(rate, 4)
+    assert recovered.value == pytest.approx(alpha, rel=1e-9) and check(recovered.worked) == []
+
+
+def test_when_no_gamma_pays_the_card_says_so():
+    answer = SPECULATIVE.run({**SPECULATIVE.defaults, "acceptance": "0"}, None,
+                             ["speculative.run.best_text", "speculative.run.per_pass", "speculative.run.stops_text"])
+    refs = {ref: text for ref, (text, _) in answer["refs"].items()}
+    assert refs["speculative.run.best_text"].startswith("none; the least slow, γ of 1, gives 0.")
+    assert refs["speculative.run.per_pass"] == "1 token"
+    assert refs["speculative.run.stops_text"] == f"it does not pay at any batch the cache admits (1–{admitted_by_hand()} sequences)"
+
+
+def test_greedy_names_no_min_p_cut_and_the_chart_says_what_it_follows():
+    greedy = SAMPLING.run({**SAMPLING.defaults, "temperature": "0"}, None, ["sampling.cut", "sampling.setting"])
+    assert greedy["refs"]["sampling.cut"][0] == "none: greedy decoding runs no filter"
+    assert greedy["refs"]["sampling.setting"][0] == "the six logits typed, temperature 0, min-p 0.02, top-k 4, top-p 0.9"
+
+
+def test_the_gamma_chart_reaches_the_readers_gamma_and_alpha_prints_as_typed():
+    answer = SPECULATIVE.run({**SPECULATIVE.defaults, "drafted": "16", "acceptance": "1", "drafter": "ngram"}, None,
+                             ["speculative.run.best_text", "speculative.alpha"], ["speculative-speedup"])
+    assert answer["curves"]["speculative-speedup"]["curves"][-1]["x"] == list(range(1, 17))
+    assert answer["refs"]["speculative.run.best_text"][0] == "16, giving 17.00×"   # a free drafter, every draft kept
+    assert facts()["speculative"]["alpha"].show() == "0.8"
+
+
+def test_a_dip_below_one_between_two_paying_ranges_is_named_on_both_sides():
+    from calc.precision import PRECISIONS
+    stack = replace(REFERENCE, card=CARDS["mi300x"], weight_precision=PRECISIONS["fp8"])
+    run = speculative.Speculative(stack, 0.6, 8, speculative.DRAFTERS["eagle"], 1, HELD)
+    every = [replace(run, batch=b).speedup_value for b in range(1, run.largest + 1)]
+    assert run.ranges == ranges_by_hand(every) and [pays for _, _, pays in run.ranges] == [True, False, True]
+    shown = [float(x) for x in re.findall(r"([\d.]+)× at", run.stops.worked)]
+    assert [x >= 1 for x in shown] == [True, False, False, True], run.stops.worked   # each printed side of 1× as computed
+
+
+@pytest.mark.parametrize("values", [{}, {"drafted": "16", "held": "8180"}, {"card": "l4", "held": "700", "drafted": "9"}])
+def test_the_ranges_end_where_the_batch_check_starts_refusing(values):
+    answer = SPECULATIVE.run({**SPECULATIVE.defaults, **values}, None, ["speculative.run.largest", "speculative.run.stops_text"])
+    last = int(answer["refs"]["speculative.run.largest"][0].replace(",", ""))
+    assert answer["refs"]["speculative.run.stops_text"][0].endswith((f"{last:,} sequences)", f"{last:,}, the most the cache admits"))
+    assert SPECULATIVE.run({**SPECULATIVE.defaults, **values, "spec_batch": str(last)}, None, [])["ok"]
+    refused = SPECULATIVE.run({**SPECULATIVE.defaults, **values, "spec_batch": str(last + 1)}, None, [])
+    assert f"admits {last:,} sequences" in refused["errors"]["spec_batch"]

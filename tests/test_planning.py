@@ -431,3 +431,13 @@ def test_the_note_saves_as_a_self_contained_file(plan_page, tmp_path):
     assert viewer.text_content("article.note [data-ref='plan.chain.fleet']") == fleet["plan.chain.fleet"][0]
     viewer.close()
     CALC.set(page, rate=PLANNING.defaults["rate"])
+
+
+@pytest.mark.parametrize("change", [{}, {"model": "llama-3.2-1b", "card": "b200"}])
+def test_the_launch_line_is_one_vllm_accepts(change):
+    # vLLM refuses --max-num-batched-tokens below --max-num-seqs; the note caps the batch at the plan's cap
+    refs = PLANNING.run({**PLANNING.defaults, **change}, None, ["plan.flags", "plan.chain.batch_cap"], [], False)["refs"]
+    flags = dict(re.findall(r"(--[a-z-]+) (\S+)", refs["plan.flags"][0]))
+    assert flags["--max-num-seqs"] == refs["plan.chain.batch_cap"][0].replace(",", "")
+    assert int(flags["--max-num-batched-tokens"]) == max(512, int(flags["--max-num-seqs"]))
+    assert flags["--max-model-len"] == str(LIMIT)
