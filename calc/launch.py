@@ -47,6 +47,10 @@ SEQS_LARGE, SEQS_SMALL = 1024, 256
 CHUNK_LARGE, CHUNK_SMALL = 16384, 2048
 CHUNK_LARGE_BEFORE = 8192
 
+# vLLM's refusal of a token budget below the sequence cap, which documents 14 and 15 both respect.
+VERIFY_ARGS = ("vllm/config/scheduler.py, SchedulerConfig._verify_args: “max_num_batched_tokens (…) must be greater "
+               "than or equal to max_num_seqs (…)”")
+
 
 @dataclass(frozen=True)
 class Flag:

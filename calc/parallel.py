@@ -354,7 +354,7 @@ class AllReduces:
             return Result(0.0, PERCENT, formula="fixed cost ÷ time of one all-reduce", worked="no all-reduce to share out")
         value = self.latency.value / self.each.value
         return Result(value, PERCENT, formula="fixed cost ÷ time of one all-reduce",
-                      worked=f"{self.latency} ÷ {MICROSECONDS.precise(self.each.value)} = {PERCENT.show(value)}")
+                      worked=f"{self.latency.operand} ÷ {MICROSECONDS.precise(self.each.value)} = {PERCENT.show(value)}")
 
 
 def all_reduces(stack: Stack, tensor: int, tokens: int, layers: int) -> AllReduces:

@@ -22,7 +22,7 @@ from functools import lru_cache
 
 from . import kvcache, operations, timing
 from .precision import FP8
-from .production import VERIFY_ARGS
+from .launch import VERIFY_ARGS
 from .simulation import capped_moment, lognormal_through, normal_below
 from .stack import Stack, Workload
 from .units import (COUNT, GFLOP, GIB_HELD, MS, PERCENT, RATIO, SECONDS, TFLOP, TOKENS, Result, Unit, given,

@@ -12,6 +12,7 @@ from typing import Callable, Iterator, Mapping
 
 from . import planning, simulation, timing
 from .precision import FP8, INT4, weight_bytes
+from .launch import VERIFY_ARGS
 from .simulation import RATE, Outcome, Sweep, closed_form, sweep
 from .stack import Stack
 from .timing import prefill_time
@@ -30,10 +31,6 @@ MILLION = 1_000_000
 # a half-idle deployment sized for its peak and a consolidated one (assumptions, for the lever).
 UTILISATION_LOW = 0.20
 UTILISATION_HIGH = 0.50
-
-
-VERIFY_ARGS = ("vllm/config/scheduler.py, SchedulerConfig._verify_args: “max_num_batched_tokens (…) must be greater "
-               "than or equal to max_num_seqs (…)”")
 
 
 @dataclass(frozen=True)

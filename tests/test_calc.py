@@ -1,7 +1,10 @@
 """calc against the reference stack: every figure the runbook quotes, from configs and datasheets."""
 from __future__ import annotations
 
+import subprocess
+import sys
 from dataclasses import replace
+from pathlib import Path
 
 import pytest
 
@@ -242,3 +245,18 @@ def test_a_model_past_a_thousand_gib_is_laddered_not_crashed():
     from calc.models import DEEPSEEK_V3_CONFIG
     answer = CAPACITY.run({"model": "custom"}, json.dumps(DEEPSEEK_V3_CONFIG), ["ladder.kv_budget", "ladder.users_worst"], [], False)
     assert answer["ok"] and answer["refs"]["ladder.users_worst"][0] == "0"
+
+
+def test_every_calc_module_imports_first():
+    """The page's worker may import any module of calc before the others: no import cycle may
+    depend on the order CPython happens to use here (each module first, in a fresh interpreter)."""
+    root = Path(__file__).resolve().parent.parent
+    script = ("import importlib, sys\nfailed = []\nfor name in sys.argv[1:]:\n"
+              "    for loaded in [n for n in sys.modules if n == 'calc' or n.startswith('calc.')]:\n"
+              "        del sys.modules[loaded]\n"
+              "    try:\n        importlib.import_module('calc.' + name)\n"
+              "    except ImportError as error:\n        failed.append(f'{name}: {error}')\n"
+              "print('\\n'.join(failed))\n")
+    names = sorted(path.stem for path in (root / "calc").glob("*.py") if path.stem != "__init__")
+    result = subprocess.run([sys.executable, "-c", script, *names], capture_output=True, text=True, cwd=root)
+    assert result.returncode == 0 and result.stdout.strip() == "", result.stdout + result.stderr
