@@ -92,3 +92,19 @@ def test_after_a_recompute_the_popover_follows_the_calculator(capacity_page):
     node.click()
     text = _popover(page)
     assert expected["refs"]["ladder.kv_budget"][1] in text and expected["refs"]["ladder.kv_budget"][0] in text
+
+
+def test_the_headline_chain_reaches_the_config_fields_it_multiplies():
+    """A number's inputs are found by what its worked line prints; a small number (32, 8, 128) is
+    matched to the config field its formula names in the same place, so the chain from the users a
+    card holds walks back to the config and the datasheet."""
+    from calc.present import leaves
+    from runbook.provenance import Provenance
+    provenance = Provenance(leaves(FACTS))
+    assert provenance.inputs("ladder.per_token") == [
+        "stack.model.num_hidden_layers", "stack.model.num_key_value_heads", "stack.model.head_dim"]
+    assert provenance.inputs("ladder.weights") == ["params.total"]
+    chain = provenance.closure(["ladder.users_worst"])
+    assert {"ladder.kv_budget", "ladder.pool", "stack.card.engine_capacity", "params.embedding",
+            "stack.model.num_key_value_heads"} <= set(chain)
+    assert "stack.model.num_attention_heads" not in chain, "32 under 'layers' is the layers, not the heads"
