@@ -113,7 +113,9 @@ def knee(run: Sweep, promise) -> dict[str, Result]:
     }
     last = run.outcomes[-1].rate
 
-    def crossing(found, subject: str, limit: str) -> Result:
+    def crossing(found, subject: str, limit: str, scale: float | None = None) -> Result:
+        """`scale`: when given, the worked line shows subject itself (q × scale) against the limit,
+        for a limit that is a pure number, rather than the ratio q."""
         if found is None:
             return Result(last, RATE, formula=f"{subject} stays within {limit} at every rate simulated",
                           worked=f"{subject} within {limit} up to {RATE.show(last)}, the fastest rate simulated")
@@ -122,13 +124,20 @@ def knee(run: Sweep, promise) -> dict[str, Result]:
             return Result(low, RATE, formula=f"{subject} is over {limit} at the slowest rate simulated",
                           worked=f"{subject} over {limit} already at {RATE.show(low)}, the slowest rate simulated")
         value = low + (high - low) * (1 - low_ratio) / (high_ratio - low_ratio)
+        rates = f"{RATE.precise(low, 7)} + ({RATE.precise(high, 7)} − {RATE.precise(low, 7)}) × "
+        if scale is not None:
+            return Result(value, RATE, formula=(f"the rate at which {subject} reaches {limit}, interpolated between the two "
+                                                f"rates simulated either side (r₁, r₂), where {subject} is m₁ and m₂: "
+                                                f"r₁ + (r₂ − r₁) × ({limit} − m₁) ÷ (m₂ − m₁)"),
+                          worked=(rates + f"({limit} − {low_ratio * scale:.6f}) ÷ ({high_ratio * scale:.6f} − "
+                                          f"{low_ratio * scale:.6f}) = {RATE.show(value)}"))
         return Result(value, RATE, formula=(f"the rate at which {subject} reaches {limit}, interpolated between the two "
                                             f"rates simulated either side (r₁, r₂), where {subject} ÷ {limit} is q₁ and q₂: "
                                             f"r₁ + (r₂ − r₁) × (1 − q₁) ÷ (q₂ − q₁)"),
-                      worked=(f"{RATE.precise(low, 7)} + ({RATE.precise(high, 7)} − {RATE.precise(low, 7)}) × "
-                              f"(1 − {low_ratio:.6f}) ÷ ({high_ratio:.6f} − {low_ratio:.6f}) = {RATE.show(value)}"))
+                      worked=rates + f"(1 − {low_ratio:.6f}) ÷ ({high_ratio:.6f} − {low_ratio:.6f}) = {RATE.show(value)}")
 
-    found = {name: crossing(reached, subject, limit) for name, (subject, limit, _, reached) in limits.items()}
+    found = {name: crossing(reached, subject, limit, STEADY if name == "queue" else None)
+             for name, (subject, limit, _, reached) in limits.items()}
     lowest = min(found, key=lambda name: found[name].value)
     reached = limits[lowest][3]
     if all(limit[3] is None for limit in limits.values()):
