@@ -459,7 +459,7 @@ def batch_fits_the_cache(parsed: Mapping[str, Any]) -> dict[str, str]:
     """The batch verified together must fit the cache at the tokens each sequence holds (drafts
     included), beside the drafter's weights and cache when it holds them: the refusal starts where
     the speculative scan ends."""
-    from .speculative import DRAFTERS, admitted_batch
+    from .speculative import DRAFTERS, admitted_batch, draft_weight_bytes
     stack = stack_of(parsed, (TARGET, CARD, WEIGHTS))
     if stack is None or not {"held", "drafted", "spec_batch", "drafter"} <= parsed.keys():
         return {}
@@ -471,9 +471,13 @@ def batch_fits_the_cache(parsed: Mapping[str, Any]) -> dict[str, str]:
     if parsed["spec_batch"] <= admitted:
         return {}
     beside = "" if drafter.shape(stack.model) is None else f" beside the {drafter.name}"
+    draft_weights = draft_weight_bytes(stack, drafter)
+    if draft_weights is not None and draft_weights.value >= kvcache.ladder(stack).kv_budget.value:
+        return {"drafter": (f"the {drafter.name}'s weights ({draft_weights}) fill what {stack.card.name} leaves for the "
+                            f"cache ({kvcache.ladder(stack).kv_budget}): no sequence fits beside them")}
     if admitted == 0:
-        return {"held": (f"{stack.card.name}'s cache{beside} holds not one sequence of {each:,} tokens "
-                         f"for {stack.model.name}")}
+        return {"held": (f"{stack.card.name}'s cache{beside} has too little room for {stack.model.name}: "
+                         f"not one sequence of {each:,} tokens fits")}
     return {"spec_batch": (f"{stack.card.name}'s cache admits {admitted:,} sequences of {each:,} tokens "
                            f"for {stack.model.name}{beside}, not {parsed['spec_batch']:,}")}
 

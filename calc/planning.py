@@ -22,7 +22,6 @@ from functools import lru_cache
 
 from . import kvcache, operations, timing
 from .precision import FP8
-from .production import VERIFY_ARGS
 from .simulation import capped_moment, lognormal_through, normal_below
 from .stack import Stack, Workload
 from .units import (COUNT, GFLOP, GIB_HELD, MS, PERCENT, RATIO, SECONDS, TFLOP, TOKENS, Result, Unit, given,
@@ -387,6 +386,7 @@ def plan(stack: Stack) -> CapacityPlan:
                                 f"{dollars(per_million_value, USD_CENTS)}")
     ttft_p95 = timing.prefill_time(stack, min(traffic.prompt_p95, prompt_cap(stack)))
     from .launch import default_max_num_batched_tokens
+    from .production import VERIFY_ARGS  # production imports this module: a top-level import would be circular
     engine_chunk = min(default_max_num_batched_tokens(stack.card), round(prompt.value))
     chunk = max(CHUNK_TOKENS, cap)  # vLLM refuses a token budget below --max-num-seqs, which the plan sets to the cap
     return CapacityPlan(

@@ -200,6 +200,12 @@ def draft_time(stack: Stack, drafter: Drafter, batch: int, tokens: int) -> float
     return step_time(timing.decode_step(replace(stack, model=shape), batch, tokens))
 
 
+def draft_weight_bytes(stack: Stack, drafter: Drafter) -> Result | None:
+    """The drafter's weights at the stack's precision (None: a lookup holds none)."""
+    shape = drafter.shape(stack.model)
+    return None if shape is None else weight_bytes(shape, stack.weight_precision)
+
+
 def admitted_batch(stack: Stack, drafter: Drafter, tokens: int, gamma: int) -> int:
     """Sequences of `tokens` + γ the KV pool admits. A draft model or head takes its weights out of
     the pool and adds its own cache to every token (vLLM gives the draft's layers blocks in the same
@@ -209,7 +215,7 @@ def admitted_batch(stack: Stack, drafter: Drafter, tokens: int, gamma: int) -> i
     shape = drafter.shape(stack.model)
     if shape is None:
         return int(ladder.token_capacity.value // each)
-    budget = ladder.kv_budget.value - weight_bytes(shape, stack.weight_precision).value
+    budget = ladder.kv_budget.value - draft_weight_bytes(stack, drafter).value
     if budget <= 0:
         return 0
     per_token = Result(ladder.per_token.value + kvcache.bytes_per_token(shape, stack.kv_precision).value, ladder.per_token.unit)
