@@ -456,22 +456,30 @@ def held_within_positions(parsed: Mapping[str, Any]) -> dict[str, str]:
 
 
 def batch_fits_the_cache(parsed: Mapping[str, Any]) -> dict[str, str]:
-    """The batch verified together must fit the cache at the tokens each sequence holds (drafts included)."""
+    """The batch verified together must fit the cache at the tokens each sequence holds (drafts
+    included), beside the drafter's weights and cache when it holds them: the refusal starts where
+    the speculative scan ends."""
+    from .speculative import DRAFTERS, admitted_batch, draft_weight_bytes
     stack = stack_of(parsed, (TARGET, CARD, WEIGHTS))
-    if stack is None or "held" not in parsed or "drafted" not in parsed or "spec_batch" not in parsed:
+    if stack is None or not {"held", "drafted", "spec_batch", "drafter"} <= parsed.keys():
         return {}
-    ladder = kvcache.ladder(stack)
-    if not ladder.weights_fit:
+    if not kvcache.ladder(stack).weights_fit:
         return {}
+    drafter = DRAFTERS[parsed["drafter"]]
     each = kvcache.blocks_for(parsed["held"] + parsed["drafted"], stack.block_size) * stack.block_size
-    admitted = int(ladder.token_capacity.value // each)
+    admitted = admitted_batch(stack, drafter, parsed["held"], parsed["drafted"])
     if parsed["spec_batch"] <= admitted:
         return {}
+    beside = "" if drafter.shape(stack.model) is None else f" beside the {drafter.name}"
+    draft_weights = draft_weight_bytes(stack, drafter)
+    if draft_weights is not None and draft_weights.value >= kvcache.ladder(stack).kv_budget.value:
+        return {"drafter": (f"the {drafter.name}'s weights ({draft_weights}) fill what {stack.card.name} leaves for the "
+                            f"cache ({kvcache.ladder(stack).kv_budget}): no sequence fits beside them")}
     if admitted == 0:
-        return {"held": (f"{stack.card.name}'s cache holds {ladder.token_capacity} for {stack.model.name}: not one "
-                         f"sequence of {each:,} tokens fits")}
+        return {"held": (f"{stack.card.name}'s cache{beside} has too little room for {stack.model.name}: "
+                         f"not one sequence of {each:,} tokens fits")}
     return {"spec_batch": (f"{stack.card.name}'s cache admits {admitted:,} sequences of {each:,} tokens "
-                           f"for {stack.model.name}, not {parsed['spec_batch']:,}")}
+                           f"for {stack.model.name}{beside}, not {parsed['spec_batch']:,}")}
 
 
 def target_fits_the_card(parsed: Mapping[str, Any]) -> dict[str, str]:

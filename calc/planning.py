@@ -242,6 +242,16 @@ def step_with_chunk(stack: Stack, step: Result, chunk: int) -> Result:
                   worked=f"{MS.precise(step.value)} + {ops.operand} ÷ {rate.operand} = {MS.show(value)}")
 
 
+def whole_nodes(fleet: float, node: int) -> tuple[Result, Result]:
+    """Cards are bought by the node: the nodes a fleet needs, and the cards those nodes hold."""
+    nodes_value = ceiling(fleet / node)
+    nodes = Result(nodes_value, COUNT, formula="⌈fleet ÷ cards per node⌉",
+                   worked=f"⌈{grouped(fleet)} ÷ {grouped(node)}⌉ = {grouped(nodes_value)}")
+    bought = Result(nodes_value * node, COUNT, formula="nodes × cards per node",
+                    worked=f"{grouped(nodes_value)} × {grouped(node)} = {grouped(nodes_value * node)}")
+    return nodes, bought
+
+
 def why_not(stack: Stack) -> dict[str, str]:
     """Why no plan exists for this stack ({field: reason}), or {} when one does: one replica per card
     must hold the weights and a mean request, a median request must fit the engine's context limit,
@@ -354,12 +364,8 @@ def plan(stack: Stack) -> CapacityPlan:
     fleet_value = load_value + headroom.spares
     fleet = Result(fleet_value, COUNT, formula="load + spares",
                    worked=f"{grouped(load_value)} + {grouped(headroom.spares)} = {grouped(fleet_value)}")
-    nodes_value = ceiling(fleet_value / headroom.node)
-    nodes = Result(nodes_value, COUNT, formula="⌈fleet ÷ cards per node⌉",
-                   worked=f"⌈{grouped(fleet_value)} ÷ {grouped(headroom.node)}⌉ = {grouped(nodes_value)}")
-    bought_value = nodes_value * headroom.node
-    bought = Result(bought_value, COUNT, formula="nodes × cards per node",
-                    worked=f"{grouped(nodes_value)} × {grouped(headroom.node)} = {grouped(bought_value)}")
+    nodes, bought = whole_nodes(fleet_value, headroom.node)
+    bought_value = bought.value
     price = stack.price.gpu_hour_usd
     hour = bought_value * price
     cost_hour = Result(hour, USD_CENTS, formula="cards bought × price per GPU-hour",

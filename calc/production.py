@@ -10,13 +10,13 @@ import math
 from dataclasses import dataclass, replace
 from typing import Callable, Iterator, Mapping
 
-from . import planning, simulation, timing
+from . import cacheops, planning, simulation, timing
 from .precision import FP8, INT4, weight_bytes
 from .launch import VERIFY_ARGS
 from .simulation import RATE, Outcome, Sweep, closed_form, sweep
 from .stack import Stack
 from .timing import prefill_time
-from .units import COUNT, GB, GB_MOVED, MS, PERCENT, RATIO, SECONDS, TOKENS, TOKENS_PER_S, Result, Unit, given, grouped
+from .units import COUNT, GB, GB_MOVED, MS, PERCENT, RATIO, SECONDS, TOKENS, TOKENS_PER_S, Result, Unit, given, grouped, plain
 
 USD = Unit("USD", 1, "USD", 2)
 USD_PER_M = Unit("USD/M", 1, "USD per million tokens", 2, significant=2)  # a low price still shows its digits
@@ -110,7 +110,9 @@ def knee(run: Sweep, promise) -> dict[str, Result]:
     }
     last = run.outcomes[-1].rate
 
-    def crossing(found, subject: str, limit: str) -> Result:
+    def crossing(found, subject: str, limit: str, scale: float | None = None) -> Result:
+        """`scale`: when given, the worked line shows subject itself (q × scale) against the limit,
+        for a limit that is a pure number, rather than the ratio q."""
         if found is None:
             return Result(last, RATE, formula=f"{subject} stays within {limit} at every rate simulated",
                           worked=f"{subject} within {limit} up to {RATE.show(last)}, the fastest rate simulated")
@@ -119,13 +121,20 @@ def knee(run: Sweep, promise) -> dict[str, Result]:
             return Result(low, RATE, formula=f"{subject} is over {limit} at the slowest rate simulated",
                           worked=f"{subject} over {limit} already at {RATE.show(low)}, the slowest rate simulated")
         value = low + (high - low) * (1 - low_ratio) / (high_ratio - low_ratio)
+        rates = f"{RATE.precise(low, 7)} + ({RATE.precise(high, 7)} − {RATE.precise(low, 7)}) × "
+        if scale is not None:
+            return Result(value, RATE, formula=(f"the rate at which {subject} reaches {limit}, interpolated between the two "
+                                                f"rates simulated either side (r₁, r₂), where {subject} is m₁ and m₂: "
+                                                f"r₁ + (r₂ − r₁) × ({limit} − m₁) ÷ (m₂ − m₁)"),
+                          worked=(rates + f"({limit} − {low_ratio * scale:.6f}) ÷ ({high_ratio * scale:.6f} − "
+                                          f"{low_ratio * scale:.6f}) = {RATE.show(value)}"))
         return Result(value, RATE, formula=(f"the rate at which {subject} reaches {limit}, interpolated between the two "
                                             f"rates simulated either side (r₁, r₂), where {subject} ÷ {limit} is q₁ and q₂: "
                                             f"r₁ + (r₂ − r₁) × (1 − q₁) ÷ (q₂ − q₁)"),
-                      worked=(f"{RATE.precise(low, 7)} + ({RATE.precise(high, 7)} − {RATE.precise(low, 7)}) × "
-                              f"(1 − {low_ratio:.6f}) ÷ ({high_ratio:.6f} − {low_ratio:.6f}) = {RATE.show(value)}"))
+                      worked=rates + f"(1 − {low_ratio:.6f}) ÷ ({high_ratio:.6f} − {low_ratio:.6f}) = {RATE.show(value)}")
 
-    found = {name: crossing(reached, subject, limit) for name, (subject, limit, _, reached) in limits.items()}
+    found = {name: crossing(reached, subject, limit, STEADY if name == "queue" else None)
+             for name, (subject, limit, _, reached) in limits.items()}
     lowest = min(found, key=lambda name: found[name].value)
     reached = limits[lowest][3]
     if all(limit[3] is None for limit in limits.values()):
@@ -176,8 +185,9 @@ def levers(stack: Stack, base: Result) -> dict[str, Result]:
 
 def document_14s_terms(stack: Stack, knee_rate: Result) -> dict[str, Result]:
     """This page's knee priced as document 14 prices a fleet: every token (prompt and output), the
-    month's average load, and N+1 spares. The knee is already where queueing breaks the promise,
-    so document 14's planning target (its stand-in for that limit) is not applied on top."""
+    month's average load, N+1 spares, and the cards bought as whole nodes. The knee is already where
+    queueing breaks the promise, so document 14's planning target (its stand-in for that limit) is
+    not applied on top."""
     closed = closed_form(stack)
     headroom, price = stack.headroom, stack.price.gpu_hour_usd
     tokens = closed.mean_prompt.value + closed.mean_output.value
@@ -185,8 +195,9 @@ def document_14s_terms(stack: Stack, knee_rate: Result) -> dict[str, Result]:
     peak = stack.traffic.requests_per_s
     replicas = max(1, math.ceil(peak / knee_rate.value - 1e-9))
     fleet = replicas + headroom.spares
+    nodes, bought = planning.whole_nodes(fleet, headroom.node)
     served = peak * headroom.average_load * tokens * HOUR
-    average = fleet * price / served * MILLION
+    average = bought.value * price / served * MILLION
     return {
         "tokens": Result(tokens, TOKENS, formula="mean prompt + mean output",
                          worked=f"{closed.mean_prompt.operand} + {closed.mean_output.operand} = {TOKENS.show(tokens)}"),
@@ -195,9 +206,11 @@ def document_14s_terms(stack: Stack, knee_rate: Result) -> dict[str, Result]:
                                   f"1,000,000 = {USD_PER_M.show(per_token)}")),
         "gpus": Result(fleet, COUNT, formula="⌈peak rate ÷ knee⌉ + spares",
                        worked=f"⌈{RATE.precise(peak)} ÷ {knee_rate.operand}⌉ + {headroom.spares} = {replicas} + {headroom.spares} = {fleet}"),
+        "nodes": nodes,
+        "bought": bought,
         "average": Result(average, USD_PER_M,
-                          formula="GPUs × $ per GPU-hour ÷ (peak rate × average load × tokens a request × 3,600) × 1,000,000",
-                          worked=(f"{fleet} × {USD.show(price)} ÷ ({RATE.precise(peak)} × {headroom.average_load:.2f} × "
+                          formula="cards bought × $ per GPU-hour ÷ (peak rate × average load × tokens a request × 3,600) × 1,000,000",
+                          worked=(f"{grouped(bought.value)} × {USD.show(price)} ÷ ({RATE.precise(peak)} × {headroom.average_load:.2f} × "
                                   f"{TOKENS.precise(tokens)} × 3,600 s) × 1,000,000 = {USD_PER_M.show(average)}")),
     }
 
@@ -232,13 +245,32 @@ def cache_share_of_reads(stack: Stack) -> dict[str, object]:
     }
 
 
+# Fireworks' serverless discounts (https://docs.fireworks.ai/guides/prompt-caching and
+# https://docs.fireworks.ai/serverless/overview): cached prompt tokens cost 50% less by default (the
+# exact discount varies by model), and batch inference is billed at 50% of the serverless rate.
+CACHED_INPUT_DISCOUNT = 0.5
+CACHED_SOURCE = "docs.fireworks.ai/guides/prompt-caching: cached prompt tokens, 50% off by default, varying by model"
+BATCH_DISCOUNT = 0.5
+BATCH_SOURCE = "docs.fireworks.ai/serverless/overview: batch inference at 50% of serverless rates, input and output"
+
+
 def against_an_api(stack: Stack, fleet_average: Result) -> dict[str, Result]:
     """The monthly check: the fleet's bill per million tokens (document 14's terms: every token, the
-    month's average load) against a managed API's price for the same tokens, and the average load at
-    which the two are equal (cost per token divides by the load)."""
+    month's average load, whole nodes) against a managed API's price for the same tokens, and the
+    average load at which the two are equal (cost per token divides by the load). The API bills
+    the shared prefix a hit finds cached at a discount, and batch work at half its price."""
     api = planning.API_PER_MILLION
     ratio = fleet_average.value / api
     even = stack.headroom.average_load * ratio
+    closed = closed_form(stack)
+    tokens = closed.mean_prompt.value + closed.mean_output.value
+    hit_rate = stack.cache.hit_rate
+    reused = cacheops.reusable_tokens(stack.cache.prefix, round(closed.mean_prompt.value), stack.block_size)
+    cached_share = hit_rate * reused / tokens
+    cached_price = api * (1 - CACHED_INPUT_DISCOUNT * cached_share)
+    cached_even = stack.headroom.average_load * fleet_average.value / cached_price
+    batch_price = api * (1 - BATCH_DISCOUNT)
+    batch_even = stack.headroom.average_load * fleet_average.value / batch_price
     return {
         "price": given(api, USD_PER_M, f"a managed API's price per million tokens, prompt and output alike ({planning.API_SOURCE})"),
         "ratio": Result(ratio, RATIO_FINE2, formula="the fleet's $ per million tokens ÷ the API's",
@@ -246,6 +278,22 @@ def against_an_api(stack: Stack, fleet_average: Result) -> dict[str, Result]:
         "even_load": Result(even, PERCENT, formula="average load × the fleet's $ per million tokens ÷ the API's",
                             worked=(f"{stack.headroom.average_load:.2f} × {fleet_average.operand} ÷ {USD_PER_M.show(api)} = "
                                     f"{PERCENT.show(even)}")),
+        "cached_discount": given(CACHED_INPUT_DISCOUNT, PERCENT, CACHED_SOURCE),
+        "cached_share": Result(cached_share, PERCENT, formula="hit rate × prefix tokens a hit reuses ÷ (mean prompt + mean output)",
+                               worked=(f"{plain(hit_rate)} × {grouped(reused)} ÷ {TOKENS.precise(tokens)} = "
+                                       f"{PERCENT.show(cached_share)} of the tokens")),
+        "cached_price": Result(cached_price, USD_PER_M, formula="API price × (1 − cached discount × cached share)",
+                               worked=(f"{USD_PER_M.show(api)} × (1 − {plain(CACHED_INPUT_DISCOUNT)} × "
+                                       f"{plain(round(cached_share, 4))}) = {USD_PER_M.show(cached_price)}")),
+        "cached_even_load": Result(cached_even, PERCENT, formula="average load × the fleet's $ per million tokens ÷ the API's with the cached discount",
+                                   worked=(f"{stack.headroom.average_load:.2f} × {fleet_average.operand} ÷ "
+                                           f"{USD_PER_M.precise(cached_price)} = {PERCENT.show(cached_even)}")),
+        "batch_discount": given(BATCH_DISCOUNT, PERCENT, BATCH_SOURCE),
+        "batch_price": Result(batch_price, USD_PER_M, formula="API price × (1 − batch discount)",
+                              worked=f"{USD_PER_M.show(api)} × (1 − {plain(BATCH_DISCOUNT)}) = {USD_PER_M.show(batch_price)}"),
+        "batch_even_load": Result(batch_even, PERCENT, formula="average load × the fleet's $ per million tokens ÷ the API's batch price",
+                                  worked=(f"{stack.headroom.average_load:.2f} × {fleet_average.operand} ÷ "
+                                          f"{USD_PER_M.show(batch_price)} = {PERCENT.show(batch_even)}")),
     }
 
 

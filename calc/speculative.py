@@ -200,6 +200,29 @@ def draft_time(stack: Stack, drafter: Drafter, batch: int, tokens: int) -> float
     return step_time(timing.decode_step(replace(stack, model=shape), batch, tokens))
 
 
+def draft_weight_bytes(stack: Stack, drafter: Drafter) -> Result | None:
+    """The drafter's weights at the stack's precision (None: a lookup holds none)."""
+    shape = drafter.shape(stack.model)
+    return None if shape is None else weight_bytes(shape, stack.weight_precision)
+
+
+def admitted_batch(stack: Stack, drafter: Drafter, tokens: int, gamma: int) -> int:
+    """Sequences of `tokens` + γ the KV pool admits. A draft model or head takes its weights out of
+    the pool and adds its own cache to every token (vLLM gives the draft's layers blocks in the same
+    pool); a lookup holds neither, so it keeps the target's count."""
+    ladder = kvcache.ladder(stack)
+    each = kvcache.blocks_for(tokens + gamma, stack.block_size) * stack.block_size
+    shape = drafter.shape(stack.model)
+    if shape is None:
+        return int(ladder.token_capacity.value // each)
+    budget = ladder.kv_budget.value - draft_weight_bytes(stack, drafter).value
+    if budget <= 0:
+        return 0
+    per_token = Result(ladder.per_token.value + kvcache.bytes_per_token(shape, stack.kv_precision).value, ladder.per_token.unit)
+    capacity = kvcache.token_capacity(Result(budget, GIB_HELD), per_token, stack.block_size)
+    return int(capacity.value // each)
+
+
 @dataclass(frozen=True)
 class Speculative:
     """Speculative decoding for one stack: α, γ, the drafter, the batch and the length held."""
@@ -395,14 +418,14 @@ class Speculative:
 
     @cached_property
     def largest(self) -> int:
-        """The most sequences the cache admits at this length with the drafts verified on top (as the
-        calculator's batch check counts them): the last batch the scans below try."""
-        each = kvcache.blocks_for(self.tokens + self.gamma, self.stack.block_size) * self.stack.block_size
-        return max(1, int(kvcache.ladder(self.stack).token_capacity.value // each))
+        """The most sequences the pool admits at this length with the drafts verified on top, beside
+        the drafter's weights and cache when it holds them (as the calculator's batch check counts
+        them): the last batch the scans below try."""
+        return max(1, admitted_batch(self.stack, self.drafter, self.tokens, self.gamma))
 
     @cached_property
     def ranges(self) -> tuple[tuple[int, int, bool], ...]:
-        """Batches from 1 to what the cache admits, cut where speculation starts or stops paying on the
+        """Batches from 1 to what the pool admits (see largest), cut where speculation starts or stops paying on the
         time model: (first, last, pays). Speedup need not fall as the batch grows (a cheap drafter's
         steps turn compute-bound later than the verification pass), so every batch is accounted for.
         Each pass is linear in the batch on either side of the batch where its matrix work overtakes
@@ -431,7 +454,7 @@ class Speculative:
     @property
     def stops(self) -> Result:
         """The first batch at which speculation stops paying after paying at a smaller one; the largest
-        batch the cache admits when it pays throughout, 1 when it pays nowhere. The worked line shows
+        batch the pool admits when it pays throughout, 1 when it pays nowhere. The worked line shows
         the speedup on both sides of every change."""
         ranges = self.ranges
         sides = "; ".join(f"{_against_one(self.at(last))} at {grouped(last)}, "
@@ -444,22 +467,27 @@ class Speculative:
         if stopping:
             return Result(stopping[0], COUNT, formula="the first batch that does not pay after one that does", worked=worked)
         if ranges[0][2] and len(ranges) == 1:
-            return Result(self.largest, COUNT, formula="pays at every batch the cache admits", worked=worked)
+            return Result(self.largest, COUNT, formula=f"pays at every batch {self.pool_words} admits", worked=worked)
         if len(ranges) == 1:
-            return Result(1, COUNT, formula="pays at no batch the cache admits", worked=worked)
-        return Result(self.largest, COUNT, formula="pays from a batch on, up to all the cache admits", worked=worked)
+            return Result(1, COUNT, formula=f"pays at no batch {self.pool_words} admits", worked=worked)
+        return Result(self.largest, COUNT, formula=f"pays from a batch on, up to all {self.pool_words} admits", worked=worked)
 
     @property
     def paying_text(self) -> str:
-        """Where it pays, in words: every range of batches up to what the cache admits."""
+        """Where it pays, in words: every range of batches up to what the pool admits."""
         ranges = self.ranges
         if len(ranges) == 1:
-            return (f"{'pays at every' if ranges[0][2] else 'does not pay at any'} batch the cache admits "
+            return (f"{'pays at every' if ranges[0][2] else 'does not pay at any'} batch {self.pool_words} admits "
                     f"({_span(1, self.largest)} {'sequence' if self.largest == 1 else 'sequences'})")
         (first, last, pays), *rest = ranges
         parts = [f"{'pays' if pays else 'does not pay'} at {_span(first, last)} {'sequence' if last == 1 else 'sequences'}"]
         parts += [f"{'pays' if pays else 'not'} at {_span(first, last)}" for first, last, pays in rest]
-        return f"{', '.join(parts)}, the most the cache admits"
+        return f"{', '.join(parts)}, the most {self.pool_words} admits"
+
+    @property
+    def pool_words(self) -> str:
+        """What bounds the batch: the target's cache alone, or the pool it shares with the drafter."""
+        return "the cache" if self.drafter.shape(self.stack.model) is None else f"the pool beside the {self.drafter.name}"
 
     @property
     def stops_text(self) -> str:
@@ -605,7 +633,7 @@ def gamma_curves(run: Speculative) -> dict:
 
 
 def batch_curves(run: Speculative) -> dict:
-    """Speedup on the time model against batch, up to what the cache admits, beside the rule that
+    """Speedup on the time model against batch, up to what the pool admits (beside the drafter), beside the rule that
     ignores the batch, and 1×."""
     x = [b for b in CHART_BATCHES if b < run.largest] + [run.largest]
     model = [run.at(b) for b in x]

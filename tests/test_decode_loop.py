@@ -272,10 +272,17 @@ def test_the_gamma_chart_is_the_time_model_at_the_readers_batch():
     assert curves[-1]["y"] == pytest.approx([speedup_by_hand(0.8, g, run.batch) for g in range(1, 11)])
 
 
-def admitted_by_hand(held=HELD, drafted=4):
-    """Sequences of `held` tokens and their drafts the reference card's cache admits, in whole blocks of 16."""
+def admitted_by_hand(held=HELD, drafted=4, drafter="llama-3.2-1b"):
+    """Sequences of `held` tokens and their drafts the reference card's cache admits, in whole blocks of
+    16, beside a draft model's or head's weights and its own cache (a lookup holds neither)."""
     ladder = kvcache.ladder(REFERENCE)
-    tokens = int(ladder.kv_budget.value // (16 * cache_per_token(LLAMA_3_1_8B_CONFIG))) * 16
+    budget, per_token = ladder.kv_budget.value, cache_per_token(LLAMA_3_1_8B_CONFIG)
+    if drafter != "ngram":
+        draft = LLAMA_3_2_1B_CONFIG if drafter == "llama-3.2-1b" else {**LLAMA_3_1_8B_CONFIG, "num_hidden_layers": 1}
+        embedding = 0 if draft.get("tie_word_embeddings") else draft["vocab_size"] * draft["hidden_size"]
+        budget -= 2 * (parameters(draft) + embedding)                 # bf16 weights, the gathered table included
+        per_token += cache_per_token(draft)
+    tokens = int(budget // (16 * per_token)) * 16
     return tokens // (-(-(held + drafted) // 16) * 16)
 
 
@@ -311,7 +318,7 @@ def eagle_speedup_by_hand(alpha, gamma, batch, held):
 def test_speculation_that_loses_for_one_sequence_can_pay_for_more():
     # a head's cost falls against a target step that grows by every sequence's whole cache: the speedup rises first
     values = {"drafter": "eagle", "acceptance": "0.6", "drafted": "16", "held": "8192", "spec_batch": "12"}
-    largest = admitted_by_hand(8192, drafted=16)
+    largest = admitted_by_hand(8192, drafted=16, drafter="eagle")
     expected = ranges_by_hand([eagle_speedup_by_hand(0.6, 16, b, 8192) for b in range(1, largest + 1)])
     assert [pays for _, _, pays in expected] == [False, True], expected
     answer = SPECULATIVE.run({**SPECULATIVE.defaults, **values}, None, ["speculative.run.stops_text", "speculative.run.speedup"],
@@ -319,10 +326,10 @@ def test_speculation_that_loses_for_one_sequence_can_pay_for_more():
     text = answer["refs"]["speculative.run.stops_text"][0]
     (_, last, _), (first, end, _) = expected
     assert text == f"it does not pay at {'1' if last == 1 else f'1–{last}'} sequence{'s' * (last > 1)}, pays at {first}–{end}, " \
-                   "the most the cache admits"
+                   "the most the pool beside the EAGLE-style head admits"
     assert float(answer["refs"]["speculative.run.speedup"][0].rstrip("×")) > 1
     batches = answer["curves"]["speculative-batch"]["curves"][0]["x"]
-    assert batches[-1] == largest and all(b < largest for b in batches[:-1]), "the chart stops at what the cache admits"
+    assert batches[-1] == largest and all(b < largest for b in batches[:-1]), "the chart stops at what the pool admits beside the head"
 
 
 def test_the_ranges_are_exact_wherever_the_card_and_length_put_the_turns():
@@ -344,6 +351,8 @@ def test_the_draft_shares_the_pool():
     charged = -(-HELD // 16) * 16                                    # the tokens held, in whole blocks of 16
     sequences = tokens // charged
     assert full.shared_pool.value == sequences
+    assert full.largest == admitted_by_hand() == sequences, "the batch scan stops where the shared pool does"
+    assert replace(full, drafter=speculative.DRAFTERS["ngram"]).largest == admitted_by_hand(drafter="ngram") > sequences
     plain = full.batch / step_by_hand(LLAMA_3_1_8B_CONFIG, full.batch, 1)
     speculating = sequences * speedup_by_hand(0.8, 4, sequences) / step_by_hand(LLAMA_3_1_8B_CONFIG, sequences, 1)
     assert full.shared_gain.value == pytest.approx(speculating / plain)
@@ -432,11 +441,11 @@ def test_the_sampler_follows_cpython(decode_page, inputs):
 
 @pytest.mark.parametrize("inputs", [
     {"acceptance": "0.6", "drafted": "3", "drafter": "eagle", "spec_batch": "64", "held": "500", "card": "h100-sxm"},
-    {"acceptance": "0.95", "drafted": "8", "drafter": "llama-3.2-1b", "spec_batch": "1", "held": "8000", "card": "l4"},
+    {"acceptance": "0.95", "drafted": "8", "drafter": "ngram", "spec_batch": "1", "held": "8000", "card": "l4"},
     {"acceptance": "0.7", "drafted": "5", "drafter": "llama-3.2-1b", "spec_batch": "32", "model": "llama-3.1-70b",
      "weights": "fp8", "card": "h200-sxm"},
 ])
-def test_speculation_follows_cpython(decode_page, inputs):  # (a 70B in fp8 on an H100 holds no sequence: refused)
+def test_speculation_follows_cpython(decode_page, inputs):  # (a 70B in fp8 on an H100, or the 1B draft on an L4: refused)
     page = decode_page.page
     assert SPEC.set(page, **{**SPECULATIVE.defaults, **inputs}) == "computed"
     shown = SPEC.live(page)
@@ -462,8 +471,10 @@ def test_bad_input_gets_a_message(decode_page, calculator, declared, field, valu
 
 
 @pytest.mark.parametrize("values, field, words", [
-    ({"spec_batch": "4096"}, "spec_batch", "cache admits 202 sequences of 2,160 tokens"),
-    ({"model": "llama-3.1-70b", "weights": "fp8"}, "held", "not one sequence of 2,160 tokens fits"),
+    ({"spec_batch": "4096"}, "spec_batch", f"cache admits {admitted_by_hand():,} sequences of 2,160 tokens"),
+    ({"spec_batch": "4096", "drafter": "ngram"}, "spec_batch", f"cache admits {admitted_by_hand(drafter='ngram'):,} sequences"),
+    ({"model": "llama-3.1-70b", "weights": "fp8", "drafter": "ngram"}, "held", "not one sequence of 2,160 tokens fits"),
+    ({"card": "l4"}, "drafter", "Llama 3.2 1B draft model's weights"),
     ({"model": "llama-3.1-70b", "card": "b200", "held": "131072", "drafted": "1"}, "held", "Llama 3.1 70B Instruct reaches"),
     ({"held": "5.5"}, "held", "Tokens held must be a whole number"),
 ])
@@ -510,7 +521,7 @@ def test_when_no_gamma_pays_the_card_says_so():
     refs = {ref: text for ref, (text, _) in answer["refs"].items()}
     assert refs["speculative.run.best_text"].startswith("none; the least slow, γ of 1, gives 0.")
     assert refs["speculative.run.per_pass"] == "1 token"
-    assert refs["speculative.run.stops_text"] == f"it does not pay at any batch the cache admits (1–{admitted_by_hand()} sequences)"
+    assert refs["speculative.run.stops_text"] == f"it does not pay at any batch the pool beside the Llama 3.2 1B draft model admits (1–{admitted_by_hand()} sequences)"
 
 
 def test_greedy_names_no_min_p_cut_and_the_chart_says_what_it_follows():
@@ -537,11 +548,14 @@ def test_a_dip_below_one_between_two_paying_ranges_is_named_on_both_sides():
     assert [x >= 1 for x in shown] == [True, False, False, True], run.stops.worked   # each printed side of 1× as computed
 
 
-@pytest.mark.parametrize("values", [{}, {"drafted": "16", "held": "8180"}, {"card": "l4", "held": "700", "drafted": "9"}])
+@pytest.mark.parametrize("values", [{}, {"drafted": "16", "held": "8180"}, {"drafter": "eagle", "held": "8180"},
+                                    {"card": "l4", "held": "700", "drafted": "9", "drafter": "ngram"}])
 def test_the_ranges_end_where_the_batch_check_starts_refusing(values):
     answer = SPECULATIVE.run({**SPECULATIVE.defaults, **values}, None, ["speculative.run.largest", "speculative.run.stops_text"])
     last = int(answer["refs"]["speculative.run.largest"][0].replace(",", ""))
-    assert answer["refs"]["speculative.run.stops_text"][0].endswith((f"{last:,} sequences)", f"{last:,}, the most the cache admits"))
+    assert answer["refs"]["speculative.run.stops_text"][0].endswith(
+        (f"{last:,} sequences)", f"{last:,}, the most the pool beside the Llama 3.2 1B draft model admits",
+         f"{last:,}, the most the pool beside the EAGLE-style head admits"))
     assert SPECULATIVE.run({**SPECULATIVE.defaults, **values, "spec_batch": str(last)}, None, [])["ok"]
     refused = SPECULATIVE.run({**SPECULATIVE.defaults, **values, "spec_batch": str(last + 1)}, None, [])
     assert f"admits {last:,} sequences" in refused["errors"]["spec_batch"]

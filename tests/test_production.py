@@ -197,7 +197,9 @@ def test_document_14s_terms_by_hand(section):
     assert terms["at_knee"].value == pytest.approx(price / (knee * tokens * 3600) * 1e6, rel=1e-9)
     fleet = math.ceil(peak / knee) + headroom.spares
     assert terms["gpus"].value == fleet
-    assert terms["average"].value == pytest.approx(fleet * price / (peak * headroom.average_load * tokens * 3600) * 1e6,
+    bought = math.ceil(fleet / headroom.node) * headroom.node  # cards come by the node, as document 14 buys them
+    assert terms["bought"].value == bought
+    assert terms["average"].value == pytest.approx(bought * price / (peak * headroom.average_load * tokens * 3600) * 1e6,
                                                    rel=1e-9)
 
 
@@ -264,6 +266,29 @@ def test_the_month_against_an_apis_price_by_hand(section):
     assert api["price"].value == FIREWORKS_UP_TO_16B
     assert api["ratio"].value == pytest.approx(fleet / FIREWORKS_UP_TO_16B, rel=1e-9)
     assert api["even_load"].value == pytest.approx(REFERENCE.headroom.average_load * fleet / FIREWORKS_UP_TO_16B, rel=1e-9)
+
+
+FIREWORKS_CACHED_OFF = 0.5  # cached prompt tokens, 50% off by default: https://docs.fireworks.ai/guides/prompt-caching
+FIREWORKS_BATCH_OFF = 0.5   # batch inference at 50% of serverless rates: https://docs.fireworks.ai/serverless/overview
+
+
+def test_the_apis_cached_prompt_and_batch_discounts_by_hand(section):
+    """The shared prefix a hit reuses (whole 16-token blocks of the 1,000-token system prompt) is
+    billed at half; the fleet must then run busier to match the API, and batch work never matches."""
+    fleet = section["document_14"]["average"].value
+    closed = section["closed"]
+    tokens = closed.mean_prompt.value + closed.mean_output.value
+    reused = 1_000 // 16 * 16
+    share = 0.80 * reused / tokens
+    price = FIREWORKS_UP_TO_16B * (1 - FIREWORKS_CACHED_OFF * share)
+    api = section["api"]
+    assert api["cached_share"].value == pytest.approx(share, rel=1e-9)
+    assert api["cached_price"].value == pytest.approx(price, rel=1e-9)
+    assert api["cached_even_load"].value == pytest.approx(REFERENCE.headroom.average_load * fleet / price, rel=1e-9)
+    assert api["cached_even_load"].value > api["even_load"].value
+    batch = FIREWORKS_UP_TO_16B * (1 - FIREWORKS_BATCH_OFF)
+    assert api["batch_even_load"].value == pytest.approx(REFERENCE.headroom.average_load * fleet / batch, rel=1e-9)
+    assert api["batch_even_load"].value > 1
 
 
 def test_a_small_price_keeps_its_digits_and_the_inputs_line_keeps_its_acronyms():
