@@ -395,7 +395,7 @@ def handoffs(stack: Stack, pipeline: int, tokens: int) -> Result:
     message = tokens * stack.model.hidden_size * ACTIVATIONS.bytes
     value = hops * (stack.parallel.latency_s + message / link.value)
     return Result(value, MS, formula="(stages − 1) × (fixed cost + tokens × hidden × 2 B ÷ achieved link)",
-                  worked=(f"{hops} × ({MICROSECONDS.show(stack.parallel.latency_s)} + {grouped(message)} B ÷ "
+                  worked=(f"{hops} × ({MICROSECONDS.precise(stack.parallel.latency_s)} + {grouped(message)} B ÷ "
                           f"{link.operand}) = {MS.show(value)}"))
 
 
