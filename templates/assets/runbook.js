@@ -139,13 +139,45 @@
     });
   }
 
-  // A chart out of sight (in the other form) keeps its new curves until it is shown.
-  function redraw(node, curves) {
+  // A chart redraws only when its curves change, and only where the reader can see it: Plotly takes
+  // tens of ms per chart, so one out of view (below the fold, or in the other form) keeps its new
+  // curves until it scrolls into view or the browser is idle, and a recompute's figures are not held
+  // up by charts the reader cannot see. Printing draws every chart first.
+  var chartsInView = new Set();
+  var watcher = "IntersectionObserver" in window ? new IntersectionObserver(function (entries) {
+    entries.forEach(function (entry) {
+      if (entry.isIntersecting) chartsInView.add(entry.target); else chartsInView.delete(entry.target);
+      if (entry.isIntersecting && entry.target.pendingCurves) redraw(entry.target, entry.target.pendingCurves);
+    });
+  }) : null;
+  var idleScheduled = false;
+  var whenIdle = window.requestIdleCallback
+    ? function (task) { window.requestIdleCallback(task, { timeout: 1000 }); }
+    : function (task) { window.setTimeout(task, 50); };
+
+  function drawWhenIdle() {
+    if (idleScheduled) return;
+    idleScheduled = true;
+    whenIdle(function () { idleScheduled = false; redrawPending(true); });
+  }
+
+  function redraw(node, curves, now) {
+    var key = JSON.stringify(curves);
+    if (key === node.drawnCurves) {
+      node.pendingCurves = null;
+      return;
+    }
     if (!window.Plotly || !node.data || node.offsetParent === null) {
       node.pendingCurves = curves;
       return;
     }
+    if (!now && watcher && !chartsInView.has(node)) {
+      node.pendingCurves = curves;
+      drawWhenIdle();
+      return;
+    }
     node.pendingCurves = null;
+    node.drawnCurves = key;
     // Restyling x makes Plotly guess each axis's type again (numbers turn a category axis linear), and
     // an axis left with no data keeps its old range: give every axis its drawn type back, and let each
     // one that was autoranged fit the new curves.
@@ -163,9 +195,9 @@
     }, axes);
   }
 
-  function redrawPending() {
+  function redrawPending(now) {
     document.querySelectorAll("[data-chart]").forEach(function (node) {
-      if (node.pendingCurves) redraw(node, node.pendingCurves);
+      if (node.pendingCurves) redraw(node, node.pendingCurves, now);
     });
   }
 
@@ -220,6 +252,7 @@
         var spec = charts[node.getAttribute("data-chart")];
         window.Plotly.newPlot(node, themed(spec.data, chartStyle()), themed(spec.layout, chartStyle()),
           { displayModeBar: false, responsive: true });
+        if (watcher) watcher.observe(node);
       });
       redrawPending();
     }).catch(function () {
@@ -228,6 +261,7 @@
     });
     window.addEventListener("beforeprint", function () {
       printing = true;
+      redrawPending(true);
       restyleCharts(charts);
       document.querySelectorAll("[data-chart]").forEach(function (node) {
         if (window.Plotly && node.data) window.Plotly.Plots.resize(node);
