@@ -8,7 +8,7 @@ named inputs (`Efficiency`), with the measurements they stand for in calc.measur
 """
 from __future__ import annotations
 
-from functools import lru_cache
+from functools import cached_property, lru_cache
 
 import math
 from dataclasses import dataclass
@@ -46,6 +46,7 @@ def difference(first: float, second: float, unit) -> str:
     return f"{unit.show(first, places)} − {unit.show(second, places)} = {unit.show(result)}"
 
 
+@lru_cache(maxsize=512)
 def achieved(peak: Result, fraction: float, what: str) -> Result:
     value = peak.value * fraction
     return Result(value, peak.unit, formula=f"{what} × peak",
@@ -120,7 +121,7 @@ class Kernels:
     reading: Result
     computing: Result
 
-    @property
+    @cached_property
     def time(self) -> Result:
         longer = max(self.reading.value, self.computing.value)
         return Result(longer, MS, formula="the longer of reading and computing",
@@ -130,7 +131,7 @@ class Kernels:
     def bound(self) -> str:
         return "reading" if self.reading.value >= self.computing.value else "computing"
 
-    @property
+    @cached_property
     def intensity(self) -> Result:
         value = self.ops.value / self.bytes.value if self.bytes.value else 0.0
         return Result(value, FLOP_PER_BYTE, formula="operations ÷ bytes read",
@@ -161,26 +162,26 @@ class DecodeStep:
     bandwidth: Result
     compute: Result
 
-    @property
+    @cached_property
     def ops(self) -> Result:
         value = self.matmuls.ops.value + self.attention.ops.value
         return Result(value, GFLOP, formula="matrix multiplies + attention",
                       worked=f"{self.matmuls.ops.operand} + {self.attention.ops.operand} = {GFLOP.show(value)}")
 
-    @property
+    @cached_property
     def memory_time(self) -> Result:
         """Every byte the step reads, at the achieved bandwidth: the step's floor."""
         value = self.read.total.value / self.bandwidth.value
         return Result(value, MS, formula="bytes read ÷ achieved bandwidth",
                       worked=f"{self.read.total.operand} ÷ {self.bandwidth.operand} = {MS.show(value)}")
 
-    @property
+    @cached_property
     def compute_time(self) -> Result:
         value = self.ops.value / self.compute.value
         return Result(value, MS, formula="step operations ÷ achieved compute",
                       worked=f"{self.ops.operand} ÷ {self.compute.operand} = {MS.show(value)}")
 
-    @property
+    @cached_property
     def time(self) -> Result:
         value = self.matmuls.time.value + self.attention.time.value
         return Result(value, MS, formula="matrix multiplies + attention, each the longer of reading and computing",
@@ -194,26 +195,26 @@ class DecodeStep:
             return "memory bandwidth"
         return "compute in the matrix multiplies, bandwidth in attention"
 
-    @property
+    @cached_property
     def cache_share_of_time(self) -> Result:
         value = self.attention.time.value / self.time.value
         return Result(value, PERCENT, formula="attention's time ÷ the step's",
                       worked=f"{self.attention.time.operand} ÷ {self.time.operand} = {PERCENT.show(value)}")
 
-    @property
+    @cached_property
     def intensity(self) -> Result:
         value = self.ops.value / self.read.total.value
         return Result(value, FLOP_PER_BYTE, formula="step operations ÷ bytes read",
                       worked=f"{self.ops.operand} ÷ {self.read.total.operand} = {FLOP_PER_BYTE.show(value)}")
 
-    @property
+    @cached_property
     def tokens_per_second(self) -> Result:
         """Tokens the whole batch produces per second: one per sequence per step."""
         value = self.read.batch / self.time.value
         return Result(value, TOKENS_PER_S, formula="batch ÷ step time",
                       worked=f"{grouped(self.read.batch)} ÷ {MS.precise(self.time.value)} = {TOKENS_PER_S.show(value)}")
 
-    @property
+    @cached_property
     def tokens_per_second_per_user(self) -> Result:
         value = 1 / self.time.value
         return Result(value, TOKENS_PER_S, formula="1 ÷ step time",
