@@ -144,12 +144,16 @@
   // curves until it scrolls into view or the browser is idle, and a recompute's figures are not held
   // up by charts the reader cannot see. Printing draws every chart first.
   var chartsInView = new Set();
+  // A chart coming into view tells the page (its calculator may owe it curves: calculator.js).
   var watcher = "IntersectionObserver" in window ? new IntersectionObserver(function (entries) {
     entries.forEach(function (entry) {
       if (entry.isIntersecting) chartsInView.add(entry.target); else chartsInView.delete(entry.target);
-      if (entry.isIntersecting && entry.target.pendingCurves) redraw(entry.target, entry.target.pendingCurves);
+      if (!entry.isIntersecting) return;
+      if (entry.target.pendingCurves) redraw(entry.target, entry.target.pendingCurves);
+      entry.target.dispatchEvent(new CustomEvent("runbook-chart-in-view", { bubbles: true }));
     });
   }) : null;
+  function chartInView(node) { return !watcher || chartsInView.has(node); }
   var idleScheduled = false;
   var whenIdle = window.requestIdleCallback
     ? function (task) { window.requestIdleCallback(task, { timeout: 1000 }); }
@@ -252,7 +256,6 @@
         var spec = charts[node.getAttribute("data-chart")];
         window.Plotly.newPlot(node, themed(spec.data, chartStyle()), themed(spec.layout, chartStyle()),
           { displayModeBar: false, responsive: true });
-        if (watcher) watcher.observe(node);
       });
       redrawPending();
     }).catch(function () {
@@ -310,9 +313,10 @@
 
   themeSwitch();
 
-  window.runbook = { redraw: redraw };
+  window.runbook = { redraw: redraw, chartInView: chartInView };
 
   runbookDocuments(function () {
+    if (watcher) document.querySelectorAll("[data-chart]").forEach(function (node) { watcher.observe(node); });
     showForm(currentForm() || "quick");
     if (sectionNamed()) sectionNamed().scrollIntoView();
     window.addEventListener("hashchange", function () { onHash(true); });
