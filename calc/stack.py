@@ -1,7 +1,7 @@
 """The reference stack: the one worked system every document's figures come from."""
 from __future__ import annotations
 
-from dataclasses import dataclass, fields
+from dataclasses import dataclass
 
 from .cards import H100_SXM, Card
 from .models import LLAMA_3_1_8B, LLAMA_3_1_70B, Model
@@ -273,15 +273,6 @@ class Stack:
     sampling: Sampling = Sampling()  # document 13: the sampling explorer's logits and parameters
     speculation: Speculation = Speculation()  # document 13: speculative decoding's assumptions
     stream: Stream = Stream()  # document 15: the simulated stream and a replica's cold start
-
-    # calc memoises its derivations by stack (lru_cache), which hashes the stack on every call: a
-    # frozen stack's hash never changes, so it is computed once, as the dataclass would compute it.
-    def __hash__(self) -> int:
-        known = self.__dict__.get("_hash")
-        if known is None:
-            known = hash(tuple(getattr(self, f.name) for f in fields(self)))
-            self.__dict__["_hash"] = known
-        return known
 
 
 REFERENCE = Stack(
