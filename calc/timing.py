@@ -18,7 +18,7 @@ from .cards import Card
 from .models import Model
 from .precision import FP8, Precision
 from .roofline import DecodeRead, decode_read, weights_read
-from .stack import Stack
+from .stack import Efficiency, Stack
 from .units import COUNT, FLOP_PER_BYTE, FRACTION, GFLOP, MS, PERCENT, SECONDS, TFLOPS, TOKENS, TOKENS_PER_S, Result, given, grouped
 
 
@@ -71,10 +71,32 @@ def effective_ridge(stack: Stack) -> Result:
                   worked=f"{compute.operand} ÷ {bandwidth.operand} = {FLOP_PER_BYTE.show(value)}")
 
 
-@lru_cache(maxsize=512)
+@dataclass(frozen=True)
+class Timed:
+    """What the time model reads of a stack. Prefill and a decode step do not depend on the traffic,
+    the prices or the engine's flags, so they are memoised by this part alone: a chart over the
+    traffic (document 14's fleet against request rate) reuses each step instead of deriving it again
+    at every rate."""
+
+    model: Model
+    card: Card
+    weight_precision: Precision
+    kv_precision: Precision
+    efficiency: Efficiency
+
+
+def timed(stack: Stack) -> Timed:
+    return Timed(stack.model, stack.card, stack.weight_precision, stack.kv_precision, stack.efficiency)
+
+
 def prefill_time(stack: Stack, prompt: int) -> Result:
     """A prompt's operations at the achieved compute rate, or, for a prompt too short to keep the
     card busy, the time to read the weights once, whichever is longer."""
+    return _prefill_time(timed(stack), prompt)
+
+
+@lru_cache(maxsize=2048)
+def _prefill_time(stack: Timed, prompt: int) -> Result:
     ops = operations.prefill_ops(stack.model, prompt)
     rate = achieved(peak_compute(stack.card, stack.weight_precision), stack.efficiency.mfu, "MFU")
     bandwidth = achieved(stack.card.bandwidth, stack.efficiency.bandwidth_fraction, "bandwidth fraction")
@@ -221,9 +243,13 @@ class DecodeStep:
                       worked=f"1 ÷ {MS.precise(self.time.value)} = {TOKENS_PER_S.show(value)}")
 
 
-@lru_cache(maxsize=512)
 def decode_step(stack: Stack, batch: int, tokens: int) -> DecodeStep:
     """`batch` sequences each holding `tokens` tokens (a window caps what is read and attended)."""
+    return _decode_step(timed(stack), batch, tokens)
+
+
+@lru_cache(maxsize=2048)
+def _decode_step(stack: Timed, batch: int, tokens: int) -> DecodeStep:
     held = stack.model.tokens_cached(tokens)
     read = decode_read(stack.model, stack.weight_precision, stack.kv_precision, batch, held)
     bandwidth = achieved(stack.card.bandwidth, stack.efficiency.bandwidth_fraction, "bandwidth fraction")
