@@ -134,9 +134,16 @@ runbookDocuments(function () {
     let slowTimer = null;
 
     const chartInView = (node) => !window.runbook || window.runbook.chartInView(node);
-    const regions = () => Array.from(document.querySelectorAll("[data-live]"))
-      .filter((node) => node.getAttribute("data-live").split(/\s+/).includes(name));
-    const within = (selector) => regions().flatMap((region) => Array.from(region.querySelectorAll(selector)));
+    // The regions that follow this calculator, and the nodes in them, are found once: a recompute
+    // would otherwise search the whole page (the edition holds sixteen documents) several times.
+    let followers = null;
+    const found = new Map();
+    const regions = () => followers || (followers = Array.from(document.querySelectorAll("[data-live]"))
+      .filter((node) => node.getAttribute("data-live").split(/\s+/).includes(name)));
+    const within = (selector) => {
+      if (!found.has(selector)) found.set(selector, regions().flatMap((region) => Array.from(region.querySelectorAll(selector))));
+      return found.get(selector);
+    };
     function say(text) { status.textContent = text; }
     function setState(state) {
       section.setAttribute("data-state", state);
