@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import dataclasses
+from functools import cached_property
 from typing import Any, Iterator, Mapping
 
 from .units import Result, grouped, plain
@@ -81,7 +82,7 @@ def _names(value: Any) -> list[str]:
     if isinstance(value, Mapping):
         return [str(k) for k in value]
     if dataclasses.is_dataclass(value):
-        props = [n for n, a in vars(type(value)).items() if isinstance(a, property)]
+        props = [n for n, a in vars(type(value)).items() if isinstance(a, (property, cached_property))]
         return [f.name for f in dataclasses.fields(value)] + props
     return []
 

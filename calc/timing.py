@@ -8,7 +8,7 @@ named inputs (`Efficiency`), with the measurements they stand for in calc.measur
 """
 from __future__ import annotations
 
-from functools import lru_cache
+from functools import cached_property, lru_cache
 
 import math
 from dataclasses import dataclass
@@ -18,7 +18,7 @@ from .cards import Card
 from .models import Model
 from .precision import FP8, Precision
 from .roofline import DecodeRead, decode_read, weights_read
-from .stack import Stack
+from .stack import Efficiency, Stack
 from .units import COUNT, FLOP_PER_BYTE, FRACTION, GFLOP, MS, PERCENT, SECONDS, TFLOPS, TOKENS, TOKENS_PER_S, Result, given, grouped
 
 
@@ -46,6 +46,7 @@ def difference(first: float, second: float, unit) -> str:
     return f"{unit.show(first, places)} − {unit.show(second, places)} = {unit.show(result)}"
 
 
+@lru_cache(maxsize=512)
 def achieved(peak: Result, fraction: float, what: str) -> Result:
     value = peak.value * fraction
     return Result(value, peak.unit, formula=f"{what} × peak",
@@ -70,10 +71,32 @@ def effective_ridge(stack: Stack) -> Result:
                   worked=f"{compute.operand} ÷ {bandwidth.operand} = {FLOP_PER_BYTE.show(value)}")
 
 
-@lru_cache(maxsize=512)
+@dataclass(frozen=True)
+class Timed:
+    """What the time model reads of a stack. Prefill and a decode step do not depend on the traffic,
+    the prices or the engine's flags, so they are memoised by this part alone: a chart over the
+    traffic (document 14's fleet against request rate) reuses each step instead of deriving it again
+    at every rate."""
+
+    model: Model
+    card: Card
+    weight_precision: Precision
+    kv_precision: Precision
+    efficiency: Efficiency
+
+
+def timed(stack: Stack) -> Timed:
+    return Timed(stack.model, stack.card, stack.weight_precision, stack.kv_precision, stack.efficiency)
+
+
 def prefill_time(stack: Stack, prompt: int) -> Result:
     """A prompt's operations at the achieved compute rate, or, for a prompt too short to keep the
     card busy, the time to read the weights once, whichever is longer."""
+    return _prefill_time(timed(stack), prompt)
+
+
+@lru_cache(maxsize=2048)
+def _prefill_time(stack: Timed, prompt: int) -> Result:
     ops = operations.prefill_ops(stack.model, prompt)
     rate = achieved(peak_compute(stack.card, stack.weight_precision), stack.efficiency.mfu, "MFU")
     bandwidth = achieved(stack.card.bandwidth, stack.efficiency.bandwidth_fraction, "bandwidth fraction")
@@ -120,7 +143,7 @@ class Kernels:
     reading: Result
     computing: Result
 
-    @property
+    @cached_property
     def time(self) -> Result:
         longer = max(self.reading.value, self.computing.value)
         return Result(longer, MS, formula="the longer of reading and computing",
@@ -130,7 +153,7 @@ class Kernels:
     def bound(self) -> str:
         return "reading" if self.reading.value >= self.computing.value else "computing"
 
-    @property
+    @cached_property
     def intensity(self) -> Result:
         value = self.ops.value / self.bytes.value if self.bytes.value else 0.0
         return Result(value, FLOP_PER_BYTE, formula="operations ÷ bytes read",
@@ -161,26 +184,26 @@ class DecodeStep:
     bandwidth: Result
     compute: Result
 
-    @property
+    @cached_property
     def ops(self) -> Result:
         value = self.matmuls.ops.value + self.attention.ops.value
         return Result(value, GFLOP, formula="matrix multiplies + attention",
                       worked=f"{self.matmuls.ops.operand} + {self.attention.ops.operand} = {GFLOP.show(value)}")
 
-    @property
+    @cached_property
     def memory_time(self) -> Result:
         """Every byte the step reads, at the achieved bandwidth: the step's floor."""
         value = self.read.total.value / self.bandwidth.value
         return Result(value, MS, formula="bytes read ÷ achieved bandwidth",
                       worked=f"{self.read.total.operand} ÷ {self.bandwidth.operand} = {MS.show(value)}")
 
-    @property
+    @cached_property
     def compute_time(self) -> Result:
         value = self.ops.value / self.compute.value
         return Result(value, MS, formula="step operations ÷ achieved compute",
                       worked=f"{self.ops.operand} ÷ {self.compute.operand} = {MS.show(value)}")
 
-    @property
+    @cached_property
     def time(self) -> Result:
         value = self.matmuls.time.value + self.attention.time.value
         return Result(value, MS, formula="matrix multiplies + attention, each the longer of reading and computing",
@@ -194,35 +217,39 @@ class DecodeStep:
             return "memory bandwidth"
         return "compute in the matrix multiplies, bandwidth in attention"
 
-    @property
+    @cached_property
     def cache_share_of_time(self) -> Result:
         value = self.attention.time.value / self.time.value
         return Result(value, PERCENT, formula="attention's time ÷ the step's",
                       worked=f"{self.attention.time.operand} ÷ {self.time.operand} = {PERCENT.show(value)}")
 
-    @property
+    @cached_property
     def intensity(self) -> Result:
         value = self.ops.value / self.read.total.value
         return Result(value, FLOP_PER_BYTE, formula="step operations ÷ bytes read",
                       worked=f"{self.ops.operand} ÷ {self.read.total.operand} = {FLOP_PER_BYTE.show(value)}")
 
-    @property
+    @cached_property
     def tokens_per_second(self) -> Result:
         """Tokens the whole batch produces per second: one per sequence per step."""
         value = self.read.batch / self.time.value
         return Result(value, TOKENS_PER_S, formula="batch ÷ step time",
                       worked=f"{grouped(self.read.batch)} ÷ {MS.precise(self.time.value)} = {TOKENS_PER_S.show(value)}")
 
-    @property
+    @cached_property
     def tokens_per_second_per_user(self) -> Result:
         value = 1 / self.time.value
         return Result(value, TOKENS_PER_S, formula="1 ÷ step time",
                       worked=f"1 ÷ {MS.precise(self.time.value)} = {TOKENS_PER_S.show(value)}")
 
 
-@lru_cache(maxsize=512)
 def decode_step(stack: Stack, batch: int, tokens: int) -> DecodeStep:
     """`batch` sequences each holding `tokens` tokens (a window caps what is read and attended)."""
+    return _decode_step(timed(stack), batch, tokens)
+
+
+@lru_cache(maxsize=2048)
+def _decode_step(stack: Timed, batch: int, tokens: int) -> DecodeStep:
     held = stack.model.tokens_cached(tokens)
     read = decode_read(stack.model, stack.weight_precision, stack.kv_precision, batch, held)
     bandwidth = achieved(stack.card.bandwidth, stack.efficiency.bandwidth_fraction, "bandwidth fraction")

@@ -25,9 +25,11 @@ def grouped(number: float, decimals: int = 0) -> str:
     A negative number takes a true minus sign, as in the ladder's subtractions; one that rounds
     to zero is shown as zero, unsigned."""
     text = f"{number:,}" if isinstance(number, int) and decimals == 0 else f"{number:,.{decimals}f}"
-    if text.startswith("-") and not any(digit in text for digit in "123456789"):
-        text = text[1:]
-    return text.replace("-", "−")
+    if text[0] != "-":
+        return text
+    if not any(digit in text for digit in "123456789"):
+        return text[1:]
+    return "−" + text[1:]
 
 
 def plain(number: float) -> str:
@@ -35,6 +37,17 @@ def plain(number: float) -> str:
     if float(number).is_integer():
         return grouped(number)
     return f"{number:,.6f}".rstrip("0").rstrip(".")
+
+
+def _exact_places(number: float, fewest: int, most: int) -> int:
+    """The fewest decimal places from `fewest` up to `most` that show `number` exactly, or `most`.
+    A number exact to some places is exact to every place after, so one rounding at `most` settles
+    the usual case, a number exact to none of them, without trying each place in turn."""
+    if fewest >= most or round(number, most) != number:
+        return max(fewest, most)
+    while round(number, fewest) != number:
+        fewest += 1
+    return fewest
 
 
 @dataclass(frozen=True)
@@ -58,8 +71,7 @@ class Unit:
         scaled = value / self.scale
         places = self.decimals if decimals is None else decimals
         if decimals is None:
-            while places < self.exact_up_to and round(scaled, places) != scaled:
-                places += 1
+            places = _exact_places(scaled, places, self.exact_up_to)
             if self.significant and scaled and math.isfinite(scaled):
                 needed = self.significant - 1 - math.floor(math.log10(abs(scaled)))
                 places = min(max(places, needed), 6)
@@ -72,10 +84,7 @@ class Unit:
         if not scaled or not math.isfinite(scaled):
             return self.show(value)
         needed = min(max(significant - 1 - math.floor(math.log10(abs(scaled))), self.decimals), 9)
-        places = self.decimals
-        while places < needed and round(scaled, places) != scaled:
-            places += 1
-        return self.show(value, places)
+        return self.show(value, _exact_places(scaled, self.decimals, needed))
 
     def show(self, value: float, decimals: int | None = None) -> str:
         number = self.prefix + self.number(value, decimals)

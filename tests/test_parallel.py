@@ -364,6 +364,9 @@ def test_the_chart_keeps_its_category_axis_and_refits_its_ranges(parallel_page):
     """A recompute restyles the curves: the degrees stay categories, and an axis whose lines vanish
     does not keep the last range."""
     page = parallel_page.page
+    # In view, the chart is recomputed and redrawn with the figures (out of view, once the reader pauses).
+    page.eval_on_selector("[data-chart='tp-scaling']", "node => node.scrollIntoView()")
+    page.wait_for_function("() => window.runbook.chartInView(document.querySelector(\"[data-chart='tp-scaling']\"))")
     CALC.set(page, **PARALLEL.defaults)
     assert CALC.set(page, tensor="8") == "computed"
     drawn = _axes(page)

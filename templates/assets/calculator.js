@@ -133,9 +133,17 @@ runbookDocuments(function () {
     let latest = 0;
     let slowTimer = null;
 
-    const regions = () => Array.from(document.querySelectorAll("[data-live]"))
-      .filter((node) => node.getAttribute("data-live").split(/\s+/).includes(name));
-    const within = (selector) => regions().flatMap((region) => Array.from(region.querySelectorAll(selector)));
+    const chartInView = (node) => !window.runbook || window.runbook.chartInView(node);
+    // The regions that follow this calculator, and the nodes in them, are found once: a recompute
+    // would otherwise search the whole page (the edition holds sixteen documents) several times.
+    let followers = null;
+    const found = new Map();
+    const regions = () => followers || (followers = Array.from(document.querySelectorAll("[data-live]"))
+      .filter((node) => node.getAttribute("data-live").split(/\s+/).includes(name)));
+    const within = (selector) => {
+      if (!found.has(selector)) found.set(selector, regions().flatMap((region) => Array.from(region.querySelectorAll(selector))));
+      return found.get(selector);
+    };
     function say(text) { status.textContent = text; }
     function setState(state) {
       section.setAttribute("data-state", state);
@@ -151,7 +159,7 @@ runbookDocuments(function () {
         values[field.name] = field.value.slice(0, longest);
       });
       const paths = new Set(within("[data-ref]").map((node) => node.getAttribute("data-ref")));
-      const charts = new Set(within("[data-chart]").map((node) => node.getAttribute("data-chart")));
+      const charts = new Set(within("[data-chart]").filter(chartInView).map((node) => node.getAttribute("data-chart")));
       const custom = modelSelect && modelSelect.value === "custom";
       return {
         calculator: name,
@@ -162,6 +170,44 @@ runbookDocuments(function () {
         bars: within("[data-bar]").length > 0,
       };
     }
+
+    // Charts out of view are not computed with the figures: a chart costs Python more than every
+    // figure on its page (each point is a computation of its own), so the figures come back first.
+    // The curves owed are asked for, with the inputs the figures were computed for, once the reader
+    // pauses, or at once when an owed chart scrolls into view.
+    const PAUSE_MS = 250;
+    let shownRequest = null;  // the request whose answer the page shows
+    let shownCount = 0;
+    let owed = [];
+    let fillTimer = null;
+
+    function chartsOutOfView(asked) {
+      const names = within("[data-chart]").map((node) => node.getAttribute("data-chart"));
+      return Array.from(new Set(names)).filter((chart) => !asked.charts.includes(chart));
+    }
+
+    function fillOwed() {
+      clearTimeout(fillTimer);
+      if (running || !owed.length || !shownRequest) return;  // show() asks again when Python is free
+      const charts = owed;
+      const count = shownCount;
+      owed = [];
+      runtime.ask({ type: "run", request: { ...shownRequest, paths: [], charts, bars: false } }).then((reply) => {
+        const answer = typeof reply.answer === "string" ? JSON.parse(reply.answer) : reply.answer;
+        if (answer.ok && count === shownCount) drawCurves(answer.curves || {});
+      }, () => {});
+    }
+
+    function fillWhenPaused() {
+      clearTimeout(fillTimer);
+      if (!owed.length) return;
+      const owedInView = within("[data-chart]").some((node) => chartInView(node) && owed.includes(node.getAttribute("data-chart")));
+      if (owedInView) fillOwed(); else fillTimer = setTimeout(fillOwed, PAUSE_MS);
+    }
+
+    document.addEventListener("runbook-chart-in-view", (event) => {
+      if (owed.includes(event.target.getAttribute("data-chart"))) fillOwed();
+    });
 
     function showMessages(attribute, messages) {
       section.querySelectorAll("[" + attribute + "]").forEach((slot) => {
@@ -185,7 +231,12 @@ runbookDocuments(function () {
         const width = (answer.bars || [])[Number(bar.getAttribute("data-bar"))];
         bar.style.width = Math.min(100, Math.max(0, Number(width) || 0)) + "%";
       });
-      Object.entries(answer.curves || {}).forEach(([chart, data]) => {
+      drawCurves(answer.curves || {});
+      if (inputs) inputs.textContent = answer.inputs;
+    }
+
+    function drawCurves(curves) {
+      Object.entries(curves).forEach(([chart, data]) => {
         within("[data-chart='" + chart + "']").forEach((node) => window.runbook.redraw(node, data.curves));
         within("[data-chart-table='" + chart + "']").forEach((body) => {
           body.replaceChildren(...data.rows.map((row) => {
@@ -195,7 +246,6 @@ runbookDocuments(function () {
           }));
         });
       });
-      if (inputs) inputs.textContent = answer.inputs;
     }
 
     // One computation at a time per calculator, and only the latest input matters: edits made
@@ -206,6 +256,7 @@ runbookDocuments(function () {
 
     async function recompute() {
       latest += 1;
+      clearTimeout(fillTimer);
       setState("computing");
       clearTimeout(slowTimer);
       slowTimer = setTimeout(() => { if (section.getAttribute("data-state") === "computing") say("Computing…"); }, 300);
@@ -214,9 +265,10 @@ runbookDocuments(function () {
       try {
         let reply;
         let started;
+        let asked;
         do {
           edited = false;
-          const asked = request();
+          asked = request();
           started = performance.now();
           performance.mark("calc-run");
           try {
@@ -231,13 +283,14 @@ runbookDocuments(function () {
             reply = null;
           }
         } while (edited);
-        if (reply) show(reply, started);
+        if (reply) show(reply, started, asked);
       } finally {
         running = false;
       }
+      fillWhenPaused();
     }
 
-    function show(reply, started) {
+    function show(reply, started, asked) {
       clearTimeout(slowTimer);
       const answer = typeof reply.answer === "string" ? JSON.parse(reply.answer) : reply.answer;
       if (!answer.ok) {
@@ -251,6 +304,9 @@ runbookDocuments(function () {
       }
       showMessages("data-error-for", {});
       showMessages("data-note-for", answer.notes || {});
+      shownRequest = asked;
+      shownCount += 1;
+      owed = chartsOutOfView(asked);
       apply(answer);
       const total = performance.now() - started;
       setState("computed");

@@ -139,13 +139,49 @@
     });
   }
 
-  // A chart out of sight (in the other form) keeps its new curves until it is shown.
-  function redraw(node, curves) {
+  // A chart redraws only when its curves change, and only where the reader can see it: Plotly takes
+  // tens of ms per chart, so one out of view (below the fold, or in the other form) keeps its new
+  // curves until it scrolls into view or the browser is idle, and a recompute's figures are not held
+  // up by charts the reader cannot see. Printing draws every chart first.
+  var chartsInView = new Set();
+  // A chart coming into view tells the page (its calculator may owe it curves: calculator.js).
+  var watcher = "IntersectionObserver" in window ? new IntersectionObserver(function (entries) {
+    entries.forEach(function (entry) {
+      if (entry.isIntersecting) chartsInView.add(entry.target); else chartsInView.delete(entry.target);
+      if (!entry.isIntersecting) return;
+      if (entry.target.pendingCurves) redraw(entry.target, entry.target.pendingCurves);
+      entry.target.dispatchEvent(new CustomEvent("runbook-chart-in-view", { bubbles: true }));
+    });
+  }) : null;
+  function chartInView(node) { return !watcher || chartsInView.has(node); }
+  var idleScheduled = false;
+  var whenIdle = window.requestIdleCallback
+    ? function (task) { window.requestIdleCallback(task, { timeout: 1000 }); }
+    : function (task) { window.setTimeout(task, 50); };
+
+  function drawWhenIdle() {
+    if (idleScheduled) return;
+    idleScheduled = true;
+    whenIdle(function () { idleScheduled = false; redrawPending(true); });
+  }
+
+  function redraw(node, curves, now) {
+    var key = JSON.stringify(curves);
+    if (key === node.drawnCurves) {
+      node.pendingCurves = null;
+      return;
+    }
     if (!window.Plotly || !node.data || node.offsetParent === null) {
       node.pendingCurves = curves;
       return;
     }
+    if (!now && watcher && !chartsInView.has(node)) {
+      node.pendingCurves = curves;
+      drawWhenIdle();
+      return;
+    }
     node.pendingCurves = null;
+    node.drawnCurves = key;
     // Restyling x makes Plotly guess each axis's type again (numbers turn a category axis linear), and
     // an axis left with no data keeps its old range: give every axis its drawn type back, and let each
     // one that was autoranged fit the new curves.
@@ -163,9 +199,9 @@
     }, axes);
   }
 
-  function redrawPending() {
+  function redrawPending(now) {
     document.querySelectorAll("[data-chart]").forEach(function (node) {
-      if (node.pendingCurves) redraw(node, node.pendingCurves);
+      if (node.pendingCurves) redraw(node, node.pendingCurves, now);
     });
   }
 
@@ -228,6 +264,7 @@
     });
     window.addEventListener("beforeprint", function () {
       printing = true;
+      redrawPending(true);
       restyleCharts(charts);
       document.querySelectorAll("[data-chart]").forEach(function (node) {
         if (window.Plotly && node.data) window.Plotly.Plots.resize(node);
@@ -276,9 +313,10 @@
 
   themeSwitch();
 
-  window.runbook = { redraw: redraw };
+  window.runbook = { redraw: redraw, chartInView: chartInView };
 
   runbookDocuments(function () {
+    if (watcher) document.querySelectorAll("[data-chart]").forEach(function (node) { watcher.observe(node); });
     showForm(currentForm() || "quick");
     if (sectionNamed()) sectionNamed().scrollIntoView();
     window.addEventListener("hashchange", function () { onHash(true); });
