@@ -137,6 +137,13 @@ class Calculator:
                 field.fill(value)
         return self.settle(page)
 
+    def paste(self, page, text: str) -> str:
+        """Paste a config.json into the calculator's box (as text, however long) and use it."""
+        page.locator(f"{self.selector} details.calc-config").evaluate("node => node.open = true")
+        page.locator(f"{self.selector} textarea[name=config]").evaluate("(node, text) => { node.value = text; }", text)
+        page.click(f"{self.selector} [data-action=use-config]")
+        return self.settle(page)
+
     def live(self, page) -> dict[str, str]:
         """Every figure that follows this calculator, by reference."""
         return page.eval_on_selector_all(

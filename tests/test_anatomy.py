@@ -202,14 +202,6 @@ def cpython(values: dict, config=None, paths=(), charts=()) -> dict:
     return ANATOMY.run({**DEFAULTS, **values}, config, list(paths), list(charts))
 
 
-def paste(page, text: str) -> str:
-    page.select_option(f"{CALC} [name=model]", "custom")
-    page.locator(f"{CALC} details.calc-config").evaluate("node => node.open = true")
-    page.locator(f"{CALC} textarea[name=config]").evaluate("(node, text) => { node.value = text; }", text)
-    page.click(f"{CALC} [data-action=use-config]")
-    return DRIVER.settle(page)
-
-
 def agrees_with_cpython(page, values: dict, config=None) -> None:
     shown = DRIVER.live(page)
     expected = cpython(values, config, paths=list(shown), charts=["anatomy-shares"])
@@ -264,7 +256,7 @@ def test_a_pasted_config_gets_the_whole_breakdown(anatomy_page, config):
     page = anatomy_page.page
     reset(page)
     text = json.dumps(config)
-    assert paste(page, text) == "computed"
+    assert DRIVER.paste(page, text) == "computed"
     agrees_with_cpython(page, {"model": "custom"}, text)
     parts = breakdown(parse_config(text))
     assert DRIVER.live(page)["anatomy.total"] == str(parts.total)
@@ -297,14 +289,14 @@ def test_bad_input_gets_a_message_naming_the_field(anatomy_page, field, value):
 def test_a_bad_config_is_refused_inline_and_the_figures_stay(anatomy_page, text, says):
     page = anatomy_page.page
     reset(page)
-    assert paste(page, json.dumps(QWEN_LIKE)) == "computed"
+    assert DRIVER.paste(page, json.dumps(QWEN_LIKE)) == "computed"
     before = DRIVER.live(page)
-    assert paste(page, text) == "invalid"
+    assert DRIVER.paste(page, text) == "invalid"
     message = page.text_content(f"{CALC} [data-error-for=config]")
     assert says in message and message == cpython({"model": "custom"}, text)["errors"]["config"]
     assert "Traceback" not in message and len(message) < 300
     assert DRIVER.live(page) == before
-    assert paste(page, json.dumps(MIXTRAL_8X7B_CONFIG)) == "computed", "Python survives"
+    assert DRIVER.paste(page, json.dumps(MIXTRAL_8X7B_CONFIG)) == "computed", "Python survives"
     assert DRIVER.live(page)["anatomy.total"] == "46,702,792,704"
 
 

@@ -208,13 +208,6 @@ def attention_page(browser, tmp_path_factory):
     yield from booted_page(browser, tmp_path_factory, "07", "attention")
 
 
-def paste(page, text: str) -> str:
-    page.locator(f"{CALC.selector} details.calc-config").evaluate("node => node.open = true")
-    page.locator(f"{CALC.selector} textarea[name=config]").evaluate("(node, text) => { node.value = text; }", text)
-    page.click(f"{CALC.selector} [data-action=use-config]")
-    return CALC.settle(page)
-
-
 @pytest.mark.parametrize("inputs", [
     {"model": "mla", "card": "h100-sxm", "kv": "bf16", "context_limit": "8192"},
     {"model": "hybrid", "card": "h200-sxm", "kv": "fp8", "context_limit": "32768"},
@@ -234,7 +227,7 @@ def test_pasting_deepseek_v3(attention_page):
     CALC.set(page, model="gqa", card="h100-sxm", kv="bf16", context_limit="8192")
     page.select_option(f"{CALC.selector} [name=model]", CUSTOM)
     config = json.dumps(DEEPSEEK_V3_CONFIG, indent=2)
-    assert paste(page, config) == "computed"
+    assert CALC.paste(page, config) == "computed"
     shown = CALC.live(page)
     expected = ATTENTION.run({"model": CUSTOM, "card": "h100-sxm", "kv": "bf16", "context_limit": "8192"}, config,
                              list(shown), [], False)
@@ -263,7 +256,7 @@ def test_bad_configs_get_a_message(attention_page, config):
     page = attention_page.page
     CALC.set(page, model="gqa", card="h100-sxm", kv="bf16", context_limit="8192")
     page.select_option(f"{CALC.selector} [name=model]", CUSTOM)
-    assert paste(page, config) == "invalid"
+    assert CALC.paste(page, config) == "invalid"
     message = page.text_content(f"{CALC.selector} [data-error-for=config]")
     assert message == ATTENTION.run({"model": CUSTOM}, config, [])["errors"]["config"]
     assert "Traceback" not in message

@@ -314,13 +314,6 @@ def test_bad_input_gets_a_message(plan_page, field, value):
     CALC.set(page, **{field: PLANNING.defaults[field]})
 
 
-def paste(page, text: str) -> str:
-    page.locator(f"{CALC.selector} details.calc-config").evaluate("node => node.open = true")
-    page.locator(f"{CALC.selector} textarea[name=config]").evaluate("(node, text) => { node.value = text; }", text)
-    page.click(f"{CALC.selector} [data-action=use-config]")
-    return CALC.settle(page)
-
-
 @pytest.mark.parametrize("change", [
     {"output_p50": "1"},
     {"utilisation": "0.30", "prompt_p95": "64000", "ttft": "600000"},
@@ -347,7 +340,7 @@ def test_a_pasted_config_gets_its_own_message_in_the_page(plan_page, config, cha
     page = plan_page.page
     CALC.set(page, **PLANNING.defaults)
     CALC.set(page, **change, model="custom")
-    assert paste(page, config) == "invalid"
+    assert CALC.paste(page, config) == "invalid"
     expected = PLANNING.run({**PLANNING.defaults, "model": "custom", **change}, config, [], [], False)["errors"][field]
     assert page.text_content(f"{CALC.selector} [data-error-for={field}]") == expected
     CALC.set(page, **PLANNING.defaults)
@@ -393,7 +386,7 @@ def test_the_note_prints_on_one_page(plan_page, paper, case):
     CALC.set(page, **PLANNING.defaults)
     if config:
         CALC.set(page, model="custom")
-        assert paste(page, config) == "computed"
+        assert CALC.paste(page, config) == "computed"
     assert CALC.set(page, **inputs) == "computed"
     width = page.evaluate(f"() => [document.querySelector('{NOTE} .note').scrollWidth, "
                           f"document.querySelector('{NOTE} .note').clientWidth]")

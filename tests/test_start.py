@@ -272,14 +272,6 @@ def test_a_stack_one_card_cannot_serve_is_refused_on_the_field_to_change(start_p
     assert CALC.set(page, **{name: START.defaults[name] for name in inputs}) == "computed"
 
 
-def paste(page, text: str) -> str:
-    page.select_option(f"{CALC.selector} [name=model]", "custom")
-    page.locator(f"{CALC.selector} details.calc-config").evaluate("node => node.open = true")
-    page.locator(f"{CALC.selector} textarea[name=config]").evaluate("(node, text) => { node.value = text; }", text)
-    page.click(f"{CALC.selector} [data-action=use-config]")
-    return CALC.settle(page)
-
-
 @pytest.mark.parametrize("config, says", [
     ("", "paste the contents of a config.json"),
     ("{", "not valid JSON"),
@@ -290,7 +282,7 @@ def paste(page, text: str) -> str:
 ], ids=["empty", "broken", "not-an-object", "negative-layers", "deep", "huge"])
 def test_a_bad_config_is_named_once(start_page, config, says):
     page = start_page.page
-    assert paste(page, config) == "invalid"
+    assert CALC.paste(page, config) == "invalid"
     message = page.text_content(f"{CALC.selector} [data-error-for=config]")
     assert says in message and not message.startswith("config:"), message
     assert message == START.run({**START.defaults, "model": "custom"}, config, [], [], False)["errors"]["config"]
@@ -300,7 +292,7 @@ def test_a_bad_config_is_named_once(start_page, config, says):
 def test_a_pasted_config_follows_cpython(start_page):
     page = start_page.page
     config = json.dumps(LLAMA_3_1_8B_CONFIG)
-    assert paste(page, config) == "computed"
+    assert CALC.paste(page, config) == "computed"
     shown = CALC.live(page)
     expected = START.run({**START.defaults, "model": "custom"}, config, list(shown), [], False)
     assert shown == {ref: text for ref, (text, _) in expected["refs"].items()}
