@@ -457,7 +457,9 @@ def section(stack: Stack) -> Later:
                                                 f"{PERCENT.show(best.goodput_tokens / busiest.throughput)}")),
         "peak_rate": lambda: given(peak_rate, RATE, "peak request rate the fleet must carry"),
         "gpus": lambda: Result(gpus, COUNT, formula="⌈peak request rate ÷ knee⌉",
-                               worked=f"⌈{RATE.show(peak_rate)} ÷ {per_replica.operand}⌉ = {grouped(gpus)}"),
+                               worked=(f"⌈{RATE.precise(peak_rate)} ÷ {per_replica.operand}⌉ = {grouped(gpus)}"
+                                       + (", at least: the knee is below the slowest rate simulated"
+                                          if "lower still" in found["binds"] else ""))),
         "cost": lambda: at_knee_cost,
         "saturation_cost": lambda: saturation_cost(stack),
         "levers": lambda: levers(stack, saturation_cost(stack)),
