@@ -478,7 +478,7 @@ def batch_fits_the_cache(parsed: Mapping[str, Any]) -> dict[str, str]:
     if admitted == 0:
         return {"held": (f"{stack.card.name}'s cache{beside} has too little room for {stack.model.name}: "
                          f"not one sequence of {each:,} tokens fits")}
-    return {"spec_batch": (f"{stack.card.name}'s cache admits {admitted:,} sequences of {each:,} tokens "
+    return {"spec_batch": (f"{stack.card.name}'s cache admits {admitted:,} sequence{'' if admitted == 1 else 's'} of {each:,} tokens "
                            f"for {stack.model.name}{beside}, not {parsed['spec_batch']:,}")}
 
 

@@ -24,7 +24,7 @@ UNITS = {
 HAND_TOLERANCE = 1e-3
 FUNCTIONS = {"max": max, "min": min, "median": statistics.median}
 _TOKEN = re.compile(
-    r"\s*(?:(?P<number>\d[\d,]*(?:\.\d+)?)(?P<attached>[×%])?"
+    r"\s*(?:(?P<number>(?:\d{1,3}(?:,\d{3})+|\d+)(?:\.\d+)?)(?P<attached>[×%])?"  # 8,192 is one number; "5, 8" two
     r"|(?P<op>[×÷+−()⌈⌉⌊⌋,^])"
     r"|(?P<pi>π)"
     r"|(?P<word>[A-Za-zµ/$]+))")

@@ -10,6 +10,7 @@ import re
 import statistics
 
 import pytest
+from playwright.sync_api import expect
 
 from arithmetic import check
 from calc import planning
@@ -434,3 +435,23 @@ def test_the_launch_line_is_one_vllm_accepts(change):
     assert flags["--max-num-seqs"] == refs["plan.chain.batch_cap"][0].replace(",", "")
     assert int(flags["--max-num-batched-tokens"]) == max(512, int(flags["--max-num-seqs"]))
     assert flags["--max-model-len"] == str(LIMIT)
+
+
+def test_a_chart_still_owed_its_curves_says_so_in_print(plan_page):
+    """Charts out of view are computed after the figures, once the reader pauses: printed in that
+    moment, such a chart is marked as showing the previous inputs; then it catches up."""
+    page = plan_page.page
+    page.locator(CALC.selector).scroll_into_view_if_needed()
+    chart = page.locator("figure.chart:has([data-chart='gpus-vs-rate'])")
+    assert not page.evaluate("node => window.runbook.chartInView(node)", chart.locator("[data-chart]").element_handle())
+    assert CALC.set(page, rate="12") == "computed"
+    assert chart.get_attribute("data-curves-owed") == ""
+    page.emulate_media(media="print")
+    assert "still being recomputed" in page.evaluate(
+        "node => getComputedStyle(node, '::before').content", chart.element_handle())
+    page.emulate_media(media="screen")
+    expect(chart).not_to_have_attribute("data-curves-owed", "", timeout=10_000)
+    expected = PLANNING.run({**PLANNING.defaults, "rate": "12"}, None, [], ["gpus-vs-rate"])["curves"]["gpus-vs-rate"]
+    drawn = chart.locator("[data-chart]").evaluate("node => node.data.map(trace => Array.from(trace.y))")
+    assert drawn[:len(expected["curves"])] == [curve["y"] for curve in expected["curves"]]
+    assert CALC.set(page, rate=PLANNING.defaults["rate"]) == "computed"

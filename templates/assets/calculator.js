@@ -198,6 +198,18 @@ runbookDocuments(function () {
       }, () => {});
     }
 
+    // A chart whose curves are owed is marked, so a print made before they arrive says so rather
+    // than setting the last input's curves beside this input's figures.
+    function markOwed(charts) {
+      within("[data-chart]").forEach((node) => {
+        const figure = node.closest(".chart") || node;
+        if (charts.includes(node.getAttribute("data-chart"))) figure.setAttribute("data-curves-owed", "");
+        else figure.removeAttribute("data-curves-owed");
+      });
+    }
+
+    window.addEventListener("beforeprint", () => fillOwed());
+
     function fillWhenPaused() {
       clearTimeout(fillTimer);
       if (!owed.length) return;
@@ -237,6 +249,7 @@ runbookDocuments(function () {
 
     function drawCurves(curves) {
       Object.entries(curves).forEach(([chart, data]) => {
+        within("[data-chart='" + chart + "']").forEach((node) => (node.closest(".chart") || node).removeAttribute("data-curves-owed"));
         within("[data-chart='" + chart + "']").forEach((node) => window.runbook.redraw(node, data.curves));
         within("[data-chart-table='" + chart + "']").forEach((body) => {
           body.replaceChildren(...data.rows.map((row) => {
@@ -307,6 +320,7 @@ runbookDocuments(function () {
       shownRequest = asked;
       shownCount += 1;
       owed = chartsOutOfView(asked);
+      markOwed(owed);
       apply(answer);
       const total = performance.now() - started;
       setState("computed");
