@@ -458,7 +458,7 @@ def section(stack: Stack) -> Later:
         "peak_rate": lambda: given(peak_rate, RATE, "peak request rate the fleet must carry"),
         "gpus": lambda: Result(gpus, COUNT, formula="⌈peak request rate ÷ knee⌉",
                                worked=(f"⌈{RATE.precise(peak_rate)} ÷ {per_replica.operand}⌉ = {grouped(gpus)}"
-                                       + (", at least: the knee is below the slowest rate simulated"
+                                       + ("; at least that many: the knee is below the slowest rate simulated"
                                           if "lower still" in found["binds"] else ""))),
         "cost": lambda: at_knee_cost,
         "saturation_cost": lambda: saturation_cost(stack),

@@ -83,7 +83,7 @@ class Unit:
         scaled = value / self.scale
         if not scaled or not math.isfinite(scaled):
             return self.show(value)
-        needed = min(max(significant - 1 - math.floor(math.log10(abs(scaled))), self.decimals), 9)
+        needed = min(max(significant - 1 - math.floor(math.log10(abs(scaled))), self.decimals), 15)
         return self.show(value, _exact_places(scaled, self.decimals, needed))
 
     def show(self, value: float, decimals: int | None = None) -> str:
