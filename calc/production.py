@@ -260,24 +260,27 @@ def against_an_api(stack: Stack, fleet_average: Result) -> dict[str, Result]:
     average load at which the two are equal (cost per token divides by the load). The API bills
     the shared prefix a hit finds cached at a discount, and batch work at half its price."""
     api = planning.API_PER_MILLION
+    load = stack.headroom.average_load
+
+    def even_load(price: float, shown: str, against: str) -> Result:
+        """The average load at which the fleet's bill per token falls to `price`."""
+        value = load * fleet_average.value / price
+        return Result(value, PERCENT, formula=f"average load × the fleet's $ per million tokens ÷ {against}",
+                      worked=f"{load:.2f} × {fleet_average.operand} ÷ {shown} = {PERCENT.show(value)}")
+
     ratio = fleet_average.value / api
-    even = stack.headroom.average_load * ratio
     closed = closed_form(stack)
     tokens = closed.mean_prompt.value + closed.mean_output.value
     hit_rate = stack.cache.hit_rate
     reused = cacheops.reusable_tokens(stack.cache.prefix, round(closed.mean_prompt.value), stack.block_size)
     cached_share = hit_rate * reused / tokens
     cached_price = api * (1 - CACHED_INPUT_DISCOUNT * cached_share)
-    cached_even = stack.headroom.average_load * fleet_average.value / cached_price
     batch_price = api * (1 - BATCH_DISCOUNT)
-    batch_even = stack.headroom.average_load * fleet_average.value / batch_price
     return {
         "price": given(api, USD_PER_M, f"a managed API's price per million tokens, prompt and output alike ({planning.API_SOURCE})"),
         "ratio": Result(ratio, RATIO_FINE2, formula="the fleet's $ per million tokens ÷ the API's",
                         worked=f"{fleet_average.operand} ÷ {USD_PER_M.show(api)} = {RATIO_FINE2.show(ratio)}"),
-        "even_load": Result(even, PERCENT, formula="average load × the fleet's $ per million tokens ÷ the API's",
-                            worked=(f"{stack.headroom.average_load:.2f} × {fleet_average.operand} ÷ {USD_PER_M.show(api)} = "
-                                    f"{PERCENT.show(even)}")),
+        "even_load": even_load(api, USD_PER_M.show(api), "the API's"),
         "cached_discount": given(CACHED_INPUT_DISCOUNT, PERCENT, CACHED_SOURCE),
         "cached_share": Result(cached_share, PERCENT, formula="hit rate × prefix tokens a hit reuses ÷ (mean prompt + mean output)",
                                worked=(f"{plain(hit_rate)} × {grouped(reused)} ÷ {TOKENS.precise(tokens)} = "
@@ -285,15 +288,11 @@ def against_an_api(stack: Stack, fleet_average: Result) -> dict[str, Result]:
         "cached_price": Result(cached_price, USD_PER_M, formula="API price × (1 − cached discount × cached share)",
                                worked=(f"{USD_PER_M.show(api)} × (1 − {plain(CACHED_INPUT_DISCOUNT)} × "
                                        f"{plain(round(cached_share, 4))}) = {USD_PER_M.show(cached_price)}")),
-        "cached_even_load": Result(cached_even, PERCENT, formula="average load × the fleet's $ per million tokens ÷ the API's with the cached discount",
-                                   worked=(f"{stack.headroom.average_load:.2f} × {fleet_average.operand} ÷ "
-                                           f"{USD_PER_M.precise(cached_price)} = {PERCENT.show(cached_even)}")),
+        "cached_even_load": even_load(cached_price, USD_PER_M.precise(cached_price), "the API's with the cached discount"),
         "batch_discount": given(BATCH_DISCOUNT, PERCENT, BATCH_SOURCE),
         "batch_price": Result(batch_price, USD_PER_M, formula="API price × (1 − batch discount)",
                               worked=f"{USD_PER_M.show(api)} × (1 − {plain(BATCH_DISCOUNT)}) = {USD_PER_M.show(batch_price)}"),
-        "batch_even_load": Result(batch_even, PERCENT, formula="average load × the fleet's $ per million tokens ÷ the API's batch price",
-                                  worked=(f"{stack.headroom.average_load:.2f} × {fleet_average.operand} ÷ "
-                                          f"{USD_PER_M.show(batch_price)} = {PERCENT.show(batch_even)}")),
+        "batch_even_load": even_load(batch_price, USD_PER_M.show(batch_price), "the API's batch price"),
     }
 
 

@@ -268,9 +268,11 @@ def valid_inputs_reproduce_their_figures(calculator, data):
             parsed["held"] = 1024
         if "held" in batch_fits_the_cache(parsed):  # not one sequence beside the draft: a lookup holds no weights
             values["drafter"] = parsed["drafter"] = "ngram"
-        refused = batch_fits_the_cache(parsed)
-        if refused:
-            admitted = int(re.search(r"admits ([\d,]+)", refused["spec_batch"]).group(1).replace(",", ""))
+        if batch_fits_the_cache(parsed):
+            from calc.calculators import stack_of
+            from calc.speculative import DRAFTERS, admitted_batch
+            admitted = admitted_batch(stack_of(parsed, (TARGET, CARD, WEIGHTS)), DRAFTERS[parsed["drafter"]],
+                                      parsed["held"], parsed["drafted"])
             values["spec_batch"] = str(1 + int(values["spec_batch"]) % admitted)
     if calculator.name == "planning":  # a model its card holds, ordered percentiles, promises one card can keep; refusals have their own tests
         from calc import kvcache
