@@ -78,7 +78,7 @@ def users(budget: Result, per_user: Result) -> Result:
     both are whole blocks)."""
     if budget.value <= 0:
         return Result(0, COUNT, formula="⌊KV budget ÷ per user⌋",
-                      worked="no KV budget is left: the weights and activation reserve fill the pool")
+                      worked="no KV budget is left: the weights and what the engine's profile holds back fill the pool")
     count = floor_count(budget.value, per_user.value)
     # a pasted config can make one user's cache a few hundred bytes, too small for GiB to show exactly
     shown = (f"{budget.operand} ÷ {per_user.operand}" if per_user.value >= 2 ** 20 else
@@ -118,7 +118,7 @@ def setting(key: str, name: str, model: Model, stack: Stack, budget: Result, lon
     charged = int(kvcache.tokens_in_blocks(stack.context_limit, stack.block_size).value)
     multi_at_limit = multi_head.value * charged
     if budget.value <= 0:
-        binds = "the weights and activation reserve, which alone overflow the pool"
+        binds = "the weights and what the engine's profile holds back, which alone overflow the pool"
     elif budget.value < at_limit.value:
         binds = "the KV budget is smaller than one user's worst-case cache"
     else:

@@ -31,7 +31,7 @@ class Flag:
     source: str
 
 
-VLLM_CACHE = "https://github.com/vllm-project/vllm/blob/main/vllm/config/cache.py"
+VLLM_CACHE = "https://github.com/vllm-project/vllm/blob/v0.33.0/vllm/config/cache.py"
 FLAGS = (
     Flag("vLLM", "--block-size", "16 (CacheConfig.DEFAULT_BLOCK_SIZE)", "tokens per block", VLLM_CACHE),
     Flag("vLLM", "--enable-prefix-caching / --no-enable-prefix-caching", "on (enable_prefix_caching = True)",
@@ -40,7 +40,7 @@ FLAGS = (
     Flag("vLLM", "--kv-offloading-size, --kv-offloading-backend", "unset (no offloading); native or lmcache",
          "a host-memory tier for KV blocks, in GiB", VLLM_CACHE),
     Flag("vLLM", "--cpu-offload-gb", "0", "model weights parked in host memory, not the cache",
-         "https://github.com/vllm-project/vllm/blob/main/vllm/config/offload.py"),
+         "https://github.com/vllm-project/vllm/blob/v0.33.0/vllm/config/offload.py"),
     Flag("vLLM", "preemption mode", "RECOMPUTE in V1", "what happens to a preempted sequence's blocks",
          "https://docs.vllm.ai/en/stable/configuration/optimization/"),
     Flag("vLLM V0", "--swap-space, --preemption-mode", "4 GiB per GPU; recompute or swap",
@@ -154,20 +154,9 @@ def reusable_tokens(prefix: int, prompt: int, block: int) -> int:
 
 
 def prefill_after_hit(stack: Stack, prompt: int, reused: int) -> Result:
-    """A prompt's prefill when its first `reused` tokens are found cached: causal prefill's
-    operations add up position by position, so the remainder is ops(prompt) − ops(reused), at the
-    achieved compute rate, or the weights' read if that is longer."""
-    rate = timing.achieved(timing.peak_compute(stack.card, stack.weight_precision), stack.efficiency.mfu, "MFU")
-    bandwidth = timing.achieved(stack.card.bandwidth, stack.efficiency.bandwidth_fraction, "bandwidth fraction")
-    weights = weights_read(stack.model, stack.weight_precision)
-    whole = operations.prefill_ops(stack.model, prompt)
-    # the cached positions' operations, without the LM head: the prompt still samples once, at its end
-    skipped = operations.prefill_ops(stack.model, reused).value - 2 * operations.head_parameters(stack.model) if reused else 0
-    left = whole.value - skipped
-    value = max(left / rate.value, weights.value / bandwidth.value)
-    return Result(value, MS, formula="max((ops(prompt) − ops(cached tokens)) ÷ achieved compute, weights ÷ achieved bandwidth)",
-                  worked=(f"max(({whole.operand} − {whole.unit.precise(skipped)}) ÷ {rate.operand}, "
-                          f"{weights.operand} ÷ {bandwidth.operand}) = {MS.show(value)}"))
+    """A prompt's prefill when its first `reused` tokens are found cached: only the rest goes through
+    the blocks, attending to the whole prompt (calc.timing.prefill_after)."""
+    return timing.prefill_after(stack, prompt, reused).time
 
 
 def prefix_caching(stack: Stack) -> dict[str, Result]:
@@ -223,12 +212,14 @@ def prefix_caching(stack: Stack) -> dict[str, Result]:
 
 
 def parallel_samples(stack: Stack) -> dict[str, Result]:
-    """`n` samples from one prompt: separately, each holds every block; shared, the prompt's full
-    blocks are held once and each sample owns the rest, its copy of the prompt's partly filled last
-    block included (copy-on-write makes that copy when the sample first writes to it)."""
+    """`n` samples from one prompt, each a child request (vllm/v1/engine/parallel_sampling.py,
+    ParentRequest): separately, each holds every block; shared through the prefix cache, the prompt's
+    full blocks a hit may reuse are held once and each sample owns the rest. A hit stops a token short
+    of the prompt (vllm/v1/core/kv_cache_manager.py, get_computed_blocks: at most prompt − 1 tokens),
+    so a prompt that fills its last block exactly still has each sample compute and hold that block."""
     block, prompt, output, n = stack.block_size, stack.workload.prompt, stack.workload.output, stack.cache.samples
     each = kvcache.blocks_for(prompt + output, block)
-    shared_prompt = prompt // block
+    shared_prompt = reusable_tokens(prompt, prompt, block) // block
     separate = n * each
     shared = shared_prompt + n * (each - shared_prompt)
     per_token = kvcache.bytes_per_token(stack.model, stack.kv_precision)
@@ -237,8 +228,8 @@ def parallel_samples(stack: Stack) -> dict[str, Result]:
         "n": given(n, COUNT, "parallel samples per prompt (the request's n)"),
         "each": Result(each, COUNT, formula="⌈(prompt + output) ÷ block⌉",
                        worked=f"⌈({grouped(prompt)} + {grouped(output)}) ÷ {block}⌉ = {_blocks(each)}"),
-        "prompt_blocks": Result(shared_prompt, COUNT, formula="⌊prompt ÷ block⌋: the prompt's full blocks",
-                                worked=f"⌊{grouped(prompt)} ÷ {block}⌋ = {_blocks(shared_prompt)}"),
+        "prompt_blocks": Result(shared_prompt, COUNT, formula="⌊(prompt − 1) ÷ block⌋: the prompt's full blocks a hit reuses",
+                                worked=f"⌊({grouped(prompt)} − 1) ÷ {block}⌋ = {_blocks(shared_prompt)}"),
         "separate": Result(separate * block_bytes, GIB_HELD, formula="n × blocks each × block bytes",
                            worked=(f"{n} × {grouped(each)} × {block} × {per_token.operand} = "
                                    f"{GIB_HELD.show(separate * block_bytes)}")),

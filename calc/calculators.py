@@ -6,21 +6,21 @@ import json
 from dataclasses import replace
 from typing import Any, Mapping
 
-from . import kvcache, operations, progress, timing
+from . import kvcache, progress, timing
 from .anatomy import itemised
 from .calculator import Calculator
 from .facts import Facts, facts
 from .fields import (ALL_REDUCE_LATENCY, PARALLEL_BATCH, PARALLEL_LIMIT, PARALLEL_MODEL, PIPELINE, RING, TENSOR)
-from .fields import (CUSTOM, PASTED, COMMAND, ACTIVATIONS, ATTENTION_LIMIT, ATTENTION_SETTING, BANDWIDTH, BATCH, BLOCK_SIZE, CARD, CHARACTERS,
-                     CONTEXT_LIMIT, CONVERSATION, HEAD_DIM, HELD, HIGH_FREQ, HIT_RATE, KV, LINK, LOW_FREQ, MFU, MODEL,
+from .fields import (CUSTOM, PASTED, COMMAND, TOKEN_BUDGET, ATTENTION_LIMIT, ATTENTION_SETTING, BANDWIDTH_SCALE, BATCH, BLOCK_SIZE, CARD, CHARACTERS,
+                     CONTEXT_LIMIT, CONVERSATION, HEAD_DIM, HELD, HIGH_FREQ, HIT_RATE, KV, LINK, LOW_FREQ, COMPUTE_SCALE, MODEL,
                      NUMBER, ORIGINAL, OUTPUT, PREFIX, PROMPT, REACH, ROPE_FACTOR, ROPE_THETA, ROPE_TYPE, SPREAD, TEXT_KIND,
                      UTILISATION, WEIGHTS, NumberField, beyond_positions)
 from .fields import ACCEPTANCE, DRAFTED, DRAFTER, LOGITS, MIN_P, SEED, SPEC_BATCH, TARGET, TEMPERATURE, TOP_K, TOP_P
 from .fields import AVERAGE_LOAD, BUSIEST, ITL, OUTPUT_P50, PRICE, PROMPT_P50, PROMPT_P95, RATE, SPARES, TTFT
-from .fields import OUTPUT_P95, STEP_TOKENS, STREAM_SEED
-from .roofline import cache_share_curves, chart_rows, decode_read
+from .fields import LOG_CARD, OUTPUT_P95, STARTUP_LOG, STEP_TOKENS, STREAM_SEED
+from .roofline import cache_share_curves, chart_rows
 from .stack import REFERENCE, Stack
-from .units import PERCENT, grouped
+from .units import MS, PERCENT, grouped
 
 
 def conversation_within_limit(parsed: Mapping[str, Any]) -> dict[str, str]:
@@ -30,36 +30,99 @@ def conversation_within_limit(parsed: Mapping[str, Any]) -> dict[str, str]:
     return {}
 
 
-def _calibrate_mfu(stack: Stack, milliseconds: float) -> Stack:
-    """A measured prefill of the workload's prompt sets MFU: its operations ÷ (time × peak)."""
-    ops = operations.prefill_ops(stack.model, stack.workload.prompt)
-    peak = timing.peak_compute(stack.card, stack.weight_precision)
-    mfu = ops.value / (milliseconds / 1000 * peak.value)
-    if mfu > 1:
-        raise ValueError(f"a {grouped(stack.workload.prompt)}-token prefill in {milliseconds:g} ms would run at "
-                         f"{PERCENT.show(mfu)} of {stack.card.name}'s dense peak; no card beats its datasheet")
-    return replace(stack, efficiency=replace(stack.efficiency, mfu=mfu))
+def _by_bound(step: timing.Step | timing.DecodeStep) -> tuple[float, float, float]:
+    """(kernels waiting on arithmetic, kernels waiting on memory, the rest) of a step priced at scale 1: its
+    time at scales c and b is the first ÷ c + the second ÷ b + the rest."""
+    computing = sum(g.time.value * g.scale for g in step.groups if g.bound == "computing")
+    reading = sum(g.time.value * g.scale for g in step.groups if g.bound == "reading")
+    return computing, reading, step.overhead.value
+
+
+def _too_short(milliseconds: float, rest: float) -> ValueError:
+    return ValueError(f"{milliseconds:,.10g} ms is no longer than the step's fixed cost and its other kernels "
+                      f"({MS.show(rest)}); time one whole engine step on the card, not a part of it")
+
+
+def _check_scale(scale: float) -> float:
+    if scale < SLOWEST_SCALE:
+        raise ValueError(f"that would run the kernels at {scale:.2%} of their measured speed, below the "
+                         f"{SLOWEST_SCALE:.0%} the speed fields take: time one engine step, not a whole request or a batch "
+                         f"of them")
+    return scale
+
+
+def _solve_scale(step: timing.Step | timing.DecodeStep, milliseconds: float, bound: str, stack: Stack) -> float:
+    """The scale on the `bound` kernels that makes the step take `milliseconds`, the others as they are:
+    measured = Σ their time ÷ scale + the rest + the fixed cost."""
+    scaled = sum(g.time.value * g.scale for g in step.groups if g.bound == bound)
+    rest = sum(g.time.value for g in step.groups if g.bound != bound) + step.overhead.value
+    left = milliseconds / 1000 - rest
+    if scaled <= 0 or left <= 0:
+        raise _too_short(milliseconds, rest)
+    return _check_scale(scaled / left)
+
+
+def _solve_both(prefill: timing.Step, prefill_s: float, step: timing.DecodeStep, step_s: float) -> tuple[float, float]:
+    """(compute, bandwidth) scales that make both measured times come out: with x = 1 ÷ compute and
+    y = 1 ÷ bandwidth, each time is linear, computing × x + reading × y + rest."""
+    pc, pr, po = _by_bound(prefill)
+    sc, sr, so = _by_bound(step)
+    for measured, rest in ((prefill_s, po), (step_s, so)):
+        if measured <= rest:
+            raise _too_short(measured * 1000, rest)
+    determinant = pc * sr - pr * sc
+    x = ((prefill_s - po) * sr - pr * (step_s - so)) / determinant if determinant else 0.0
+    y = (pc * (step_s - so) - sc * (prefill_s - po)) / determinant if determinant else 0.0
+    if x <= 0 or y <= 0:
+        raise ValueError(f"no compute and memory speeds give both a {prefill_s * 1000:,.10g} ms prefill and a "
+                         f"{step_s * 1000:,.10g} ms step on this card: the prefill's memory-bound kernels and the step's "
+                         f"compute-bound ones tie the two together, so time both on the same engine and card")
+    return _check_scale(1 / x), _check_scale(1 / y)
+
+
+SLOWEST_SCALE = 0.01  # the speed fields' least value: slower than this is a timing of something else
+
+
+def _check_datasheet(stack: Stack) -> Stack:
+    """No kernel may beat the datasheet: every measured share × its scale at most 1."""
+    fastest = max(timing.compute_share(stack).value, timing.bandwidth_share(stack).value)
+    if fastest > 1:
+        raise ValueError(f"that would run {stack.card.name}'s kernels at {PERCENT.show(fastest)} of its datasheet; "
+                         f"no card beats its datasheet")
+    return stack
+
+
+def _calibrate_compute(stack: Stack, milliseconds: float) -> Stack:
+    """A measured prefill of the workload's prompt scales the kernels that wait on arithmetic."""
+    step = timing.prefill_step(replace(stack, efficiency=replace(stack.efficiency, compute=1.0)), stack.workload.prompt)
+    scale = _solve_scale(step, milliseconds, "computing", stack)
+    return _check_datasheet(replace(stack, efficiency=replace(stack.efficiency, compute=scale,
+                                                              prefill_target_s=milliseconds / 1000)))
 
 
 def _calibrate_bandwidth(stack: Stack, milliseconds: float) -> Stack:
-    """A measured decode step of the workload sets the bandwidth fraction: bytes ÷ (time × bandwidth)."""
+    """A measured decode step of the workload scales the kernels that wait on memory; with a measured
+    prefill too, both speeds are solved together, since each time has kernels of both kinds."""
     batch = int(facts(stack)["workload"]["batch"].value)
     context = stack.workload.prompt + stack.workload.output // 2
-    read = decode_read(stack.model, stack.weight_precision, stack.kv_precision, batch,
-                       stack.model.tokens_cached(context))
-    fraction = read.total.value / (milliseconds / 1000 * stack.card.bandwidth.value)
-    if fraction > 1:
-        raise ValueError(f"reading {read.total} in {milliseconds:g} ms would need {PERCENT.show(fraction)} of "
-                         f"{stack.card.name}'s bandwidth; no step reads faster than the memory can")
-    return replace(stack, efficiency=replace(stack.efficiency, bandwidth_fraction=fraction))
+    target = stack.efficiency.prefill_target_s
+    plain = replace(stack, efficiency=replace(stack.efficiency, bandwidth=1.0, compute=1.0 if target else
+                                              stack.efficiency.compute))
+    step = timing.decode_step(plain, batch, context)
+    if target:
+        compute, bandwidth = _solve_both(timing.prefill_step(plain, stack.workload.prompt), target, step,
+                                         milliseconds / 1000)
+        return _check_datasheet(replace(stack, efficiency=replace(stack.efficiency, compute=compute, bandwidth=bandwidth)))
+    scale = _solve_scale(step, milliseconds, "reading", stack)
+    return _check_datasheet(replace(stack, efficiency=replace(stack.efficiency, bandwidth=scale)))
 
 
 MEASURED_PREFILL = NumberField("measured_prefill", "Measured prefill", 0.001, 10_000_000, False, "ms", optional=True,
-                               current=lambda s: 0, apply=_calibrate_mfu,
-                               hint="your prompt's prefill, timed: sets MFU")
+                               current=lambda s: 0, apply=_calibrate_compute,
+                               hint="your prompt's prefill, timed: sets the compute speed")
 MEASURED_STEP = NumberField("measured_step", "Measured step", 0.001, 10_000_000, False, "ms", optional=True,
                             current=lambda s: 0, apply=_calibrate_bandwidth,
-                            hint="one decode step at your batch, timed: sets the bandwidth achieved")
+                            hint="one decode step at your batch, timed: sets the memory speed")
 
 
 def cache_share(namespace: Facts) -> dict:
@@ -78,17 +141,48 @@ def step_vs_batch(namespace: Facts) -> dict:
 CAPACITY = Calculator(
     name="capacity",
     label="Capacity calculator",
-    fields=(MODEL, CARD, WEIGHTS, KV, CONTEXT_LIMIT, UTILISATION, ACTIVATIONS, CONVERSATION),
+    fields=(MODEL, CARD, WEIGHTS, KV, CONTEXT_LIMIT, UTILISATION, TOKEN_BUDGET, CONVERSATION),
     checks=(conversation_within_limit,),
     curves={"cache-share": cache_share},
     bars=lambda namespace: namespace["levers"].bar_widths,
     results="components/calculators/capacity.html.j2",
 )
 
+def runs_on_the_card(parsed: Mapping[str, Any], lengths: dict[str, int]) -> dict[str, str]:
+    """A time is priced only for what the engine would serve: the weights must leave the card a cache,
+    and each length (field → tokens of one sequence) must fit the model's positions and, in whole
+    blocks, the cache."""
+    stack = stack_of(parsed, (MODEL, CARD, WEIGHTS, KV))
+    if stack is None:
+        return {}
+    rungs = kvcache.ladder(stack)
+    if not rungs.weights_fit:
+        return {"model": (f"{stack.model.name}'s weights ({rungs.weights}) and what the engine's profile holds back "
+                          f"({rungs.reserve}) do not fit {stack.card.name}'s pool ({rungs.pool}): the engine would not "
+                          f"start, so there is no time to give")}
+    for name, tokens in lengths.items():
+        beyond = beyond_positions(stack.model, tokens)
+        if beyond:
+            return {name: f"{beyond}; a sequence cannot hold more tokens than that"}
+        held = kvcache.blocks_for(stack.model.tokens_cached(tokens), stack.block_size) * stack.block_size
+        if held > rungs.accounting.blocks.value * stack.block_size:
+            return {name: (f"one sequence of {tokens:,} tokens needs {held:,} tokens of blocks; {stack.card.name}'s "
+                           f"cache holds {rungs.token_capacity} after the weights")}
+    return {}
+
+
+def phases_run(parsed: Mapping[str, Any]) -> dict[str, str]:
+    if not {"prompt", "output"} <= parsed.keys():
+        return {}
+    return runs_on_the_card(parsed, {"prompt": parsed["prompt"] + parsed["output"]})
+
+
 PHASES = Calculator(
     name="phases",
     label="Prefill and decode timer",
-    fields=(MODEL, CARD, WEIGHTS, KV, PROMPT, OUTPUT, BATCH, MFU, BANDWIDTH, MEASURED_PREFILL, MEASURED_STEP),
+    fields=(MODEL, CARD, WEIGHTS, KV, PROMPT, OUTPUT, BATCH, COMPUTE_SCALE, BANDWIDTH_SCALE, MEASURED_PREFILL,
+            MEASURED_STEP),
+    checks=(phases_run,),
     curves={"step-vs-batch": step_vs_batch},
 )
 
@@ -141,10 +235,17 @@ def _roofline(namespace: Facts) -> dict:
     return hardware.roofline_curves(namespace)
 
 
+def hardware_runs(parsed: Mapping[str, Any]) -> dict[str, str]:
+    if not {"prompt", "held"} <= parsed.keys():
+        return {}
+    return runs_on_the_card(parsed, {"prompt": parsed["prompt"], "held": parsed["held"]})
+
+
 HARDWARE = Calculator(
     name="hardware",
     label="Roofline calculator",
-    fields=(MODEL, CARD, WEIGHTS, KV, PROMPT, HELD, BATCH, MFU, BANDWIDTH),
+    fields=(MODEL, CARD, WEIGHTS, KV, PROMPT, HELD, BATCH, COMPUTE_SCALE, BANDWIDTH_SCALE),
+    checks=(hardware_runs,),
     curves={"roofline": _roofline},
     results="components/calculators/hardware.html.j2",
 )
@@ -170,11 +271,15 @@ def prompt_fits(parsed: Mapping[str, Any]) -> dict[str, str]:
     return {"characters": f"that is about {count} at this rate; {beyond}"} if beyond else {}
 
 
+def tokens_model_loads(parsed: Mapping[str, Any]) -> dict[str, str]:
+    return runs_on_the_card(parsed, {})
+
+
 TOKENS = Calculator(
     name="tokens",
     label="What a prompt costs in tokens",
     fields=TOKENS_FIELDS,
-    checks=(prompt_fits,),
+    checks=(prompt_fits, tokens_model_loads),
     curves={"vocabulary-share": vocabulary_share},
 )
 
@@ -298,7 +403,7 @@ def weights_fit_the_card(parsed: Mapping[str, Any]) -> dict[str, str]:
     ladder = kvcache.ladder(stack)
     if ladder.weights_fit:
         return {}
-    return {"card": (f"{stack.model.name}'s weights ({ladder.weights}) and activation reserve do not fit "
+    return {"card": (f"{stack.model.name}'s weights ({ladder.weights}) and what the engine's profile holds back ({ladder.reserve}) do not fit "
                      f"{stack.card.name}'s pool ({ladder.pool}): there is no KV cache to page, share or swap")}
 
 
@@ -420,6 +525,13 @@ LAUNCH = Calculator(
 )
 
 
+STARTUP = Calculator(
+    name="startup",
+    label="Your vLLM start-up log beside the model",
+    fields=(LOG_CARD, STARTUP_LOG),
+)
+
+
 def sampling_filters(namespace: Facts) -> dict:
     """The candidates' probabilities after each step of the sampler, and the rows of its table."""
     from .sampling import chart, sample
@@ -459,7 +571,8 @@ def batch_fits_the_cache(parsed: Mapping[str, Any]) -> dict[str, str]:
     """The batch verified together must fit the cache at the tokens each sequence holds (drafts
     included), beside the drafter's weights and cache when it holds them: the refusal starts where
     the speculative scan ends."""
-    from .speculative import DRAFTERS, admitted_batch, draft_weight_bytes
+    from .simulation import scheduler_caps
+    from .speculative import DRAFTERS, admitted_batch, draft_weight_bytes, scheduled_batch
     stack = stack_of(parsed, (TARGET, CARD, WEIGHTS))
     if stack is None or not {"held", "drafted", "spec_batch", "drafter"} <= parsed.keys():
         return {}
@@ -468,8 +581,14 @@ def batch_fits_the_cache(parsed: Mapping[str, Any]) -> dict[str, str]:
     drafter = DRAFTERS[parsed["drafter"]]
     each = kvcache.blocks_for(parsed["held"] + parsed["drafted"], stack.block_size) * stack.block_size
     admitted = admitted_batch(stack, drafter, parsed["held"], parsed["drafted"])
-    if parsed["spec_batch"] <= admitted:
+    scheduled = scheduled_batch(stack, parsed["drafted"])
+    if parsed["spec_batch"] <= min(admitted, scheduled):
         return {}
+    if admitted > scheduled:
+        seqs, budget = scheduler_caps(stack)
+        return {"spec_batch": (f"one engine step on {stack.card.name} verifies at most {scheduled:,} sequences in full, not "
+                               f"{parsed['spec_batch']:,}: vLLM's defaults there are max_num_seqs {seqs:,} and a budget of "
+                               f"{budget:,} tokens a step, {parsed['drafted'] + 1} a sequence with its drafts")}
     beside = "" if drafter.shape(stack.model) is None else f" beside the {drafter.name}"
     draft_weights = draft_weight_bytes(stack, drafter)
     if draft_weights is not None and draft_weights.value >= kvcache.ladder(stack).kv_budget.value:
@@ -490,7 +609,7 @@ def target_fits_the_card(parsed: Mapping[str, Any]) -> dict[str, str]:
     ladder = kvcache.ladder(stack)
     if ladder.weights_fit:
         return {}
-    return {"model": (f"{stack.model.name}'s weights ({ladder.weights}) and activation reserve do not fit "
+    return {"model": (f"{stack.model.name}'s weights ({ladder.weights}) and what the engine's profile holds back ({ladder.reserve}) do not fit "
                       f"{stack.card.name}'s pool ({ladder.pool}): choose a larger card or a smaller precision")}
 
 
@@ -555,6 +674,13 @@ def promise_can_be_kept(parsed: Mapping[str, Any]) -> dict[str, str]:
         return {"model": f"{beyond}; this page serves requests up to its {stack.context_limit:,}-token context limit"}
     problem = _room_for_a_request(stack)
     if problem:
+        budget = stack.serving.max_num_batched_tokens
+        defaulted = replace(stack, serving=replace(stack.serving, max_num_batched_tokens=None))
+        if budget and not _room_for_a_request(defaulted):
+            peak = kvcache.ladder(stack).activation
+            return {"step_tokens": (f"a budget of {budget:,} tokens a step makes the start-up profile's activation peak "
+                                    f"{peak}, which leaves {stack.card.name} no cache for one {stack.context_limit:,}-token "
+                                    f"request; a smaller budget, or vLLM's default, leaves room")}
         return {"card": problem}
     longest = min(stack.traffic.prompt_p95, stack.context_limit - 1)
     alone = timing.prefill_time(stack, longest)
@@ -568,20 +694,6 @@ def promise_can_be_kept(parsed: Mapping[str, Any]) -> dict[str, str]:
     return {}
 
 
-def budget_holds_the_batch(parsed: Mapping[str, Any]) -> dict[str, str]:
-    """vLLM refuses to start with a token budget per step below max_num_seqs (every running sequence
-    needs a token of it), and the production calculator leaves max_num_seqs at vLLM's default."""
-    stack = stack_of(parsed, (CARD, STEP_TOKENS))
-    if stack is None:
-        return {}
-    from .launch import default_max_num_seqs
-    seqs = stack.serving.max_num_seqs or default_max_num_seqs(stack.card)
-    if parsed["step_tokens"] < seqs:
-        return {"step_tokens": (f"vLLM refuses a token budget below max_num_seqs ({seqs:,} on {stack.card.name}): "
-                                f"every running sequence needs a token of each step")}
-    return {}
-
-
 def latency_vs_rate(namespace: Facts) -> dict:
     """p95 TTFT and ITL, throughput and goodput against request rate, from the simulated stream."""
     from .production import latency_curves
@@ -592,7 +704,7 @@ PRODUCTION = Calculator(
     name="production",
     label="Goodput, the knee and the bill",
     fields=PRODUCTION_FIELDS,
-    checks=(traffic_in_order, promise_can_be_kept, budget_holds_the_batch),
+    checks=(traffic_in_order, promise_can_be_kept),
     curves={"latency-vs-rate": latency_vs_rate},
 )
 
@@ -647,7 +759,7 @@ START = Calculator(
 
 CALCULATORS: dict[str, Calculator] = {c.name: c for c in (CAPACITY, PHASES, JOURNEY, HARDWARE, TOKENS, ANATOMY,
                                                            ATTENTION, POSITION, NUMBER_FORMATS, PRECISION, CACHE_OPS,
-                                                           LAUNCH, SAMPLING, SPECULATIVE, PLANNING,
+                                                           LAUNCH, STARTUP, SAMPLING, SPECULATIVE, PLANNING,
                                                            PARALLEL, PRODUCTION, START)}
 
 

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import cached_property
 
 from .units import GB_PER_S, GIB_HELD, MIB_REPORTED, GiB, MiB, TB, TB_PER_S, TFLOPS, Result, given
 
@@ -28,24 +29,25 @@ class Card:
     host_source: str = ""
     cuda_gib: float = 0.0            # CUDA's total as an engine logs it, in GiB to two places; 0: none published
     cuda_source: str = ""
+    compute_capability: tuple[int, int] = (0, 0)  # CUDA's (major, minor), which picks vLLM's kernels and limits
 
-    @property
+    @cached_property
     def host_bandwidth(self) -> Result:
         """The host link's nominal rate one way: datasheets quote PCIe both ways added, twice this."""
         return given(self.host_gb_per_s * 1e9, GB_PER_S, f"{self.host_link} nominal rate, each direction")
 
-    @property
+    @cached_property
     def reported_capacity(self) -> Result:
         value = self.reported_mib * MiB
         return Result(value, GIB_HELD, formula="reported MiB ÷ 1,024",
                       worked=f"{MIB_REPORTED.show(value)} ÷ 1,024 MiB/GiB = {GIB_HELD.show(value)}")
 
-    @property
+    @cached_property
     def cuda_capacity(self) -> Result:
         """CUDA's total for the card, as a published start-up log prints it: what vLLM multiplies."""
         return given(self.cuda_gib * GiB, GIB_HELD, "total CUDA reports to the process, as vLLM logs it")
 
-    @property
+    @cached_property
     def engine_capacity(self) -> Result:
         """The total an engine multiplies by its utilisation: CUDA's, where a log has published it;
         otherwise nvidia-smi's less what the driver kept back on the card where both are published
@@ -57,24 +59,24 @@ class Card:
         return Result(value, GIB_HELD, formula="nvidia-smi's total − the driver's share (as measured on an H100 SXM)",
                       worked=f"{self.reported_capacity} − {held.operand} = {GIB_HELD.show(value)}")
 
-    @property
+    @cached_property
     def bandwidth(self) -> Result:
         value = self.hbm_tb_per_s * TB
         return given(value, TB_PER_S if value >= TB else GB_PER_S, "memory bandwidth")
 
-    @property
+    @cached_property
     def bf16_dense(self) -> Result:
         return given(self.bf16_dense_tflops * 1e12, TFLOPS, "dense bf16 tensor throughput")
 
-    @property
+    @cached_property
     def bf16_sparse(self) -> Result:
         return given(self.bf16_sparse_tflops * 1e12, TFLOPS, "bf16 tensor throughput with 2:4 structured sparsity")
 
-    @property
+    @cached_property
     def fp8_dense(self) -> Result:
         return given(self.fp8_dense_tflops * 1e12, TFLOPS, "dense fp8 tensor throughput")
 
-    @property
+    @cached_property
     def link_bandwidth(self) -> Result:
         return given(self.interconnect_gb_per_s * 1e9, GB_PER_S, f"{self.interconnect} bandwidth")
 
@@ -99,11 +101,13 @@ H100_SXM = Card(
     host_link="PCIe Gen5 x16",
     host_gb_per_s=64,
     host_source="NVIDIA H100 datasheet (SXM column) lists PCIe Gen5 at 128 GB/s, both directions added: 64 GB/s each way",
-    cuda_gib=79.22,
-    cuda_source=("vLLM's start-up log on an H100 80 GB, 'total_gpu_memory (79.22GiB) x gpu_memory_utilization (0.90) "
-                 "= 71.29GiB' (https://github.com/vllm-project/vllm/pull/12126, January 2025; the same total in "
-                 "https://github.com/vllm-project/vllm/pull/10511); vLLM takes it from torch.cuda.mem_get_info() "
-                 "and prints bytes ÷ 2^30 to two places"),
+    cuda_gib=79.19,
+    cuda_source=("vLLM 0.19.0's start-up log on an H100 80 GB HBM3, 'worker init memory snapshot: … "
+                 "total_memory=79.19GiB' (llm-d-incubation/llm-d-planner, accuracy/results/v0.19.0/logs/, commit "
+                 "d3121e0, April 2026; vLLM of December 2024 printed 79.22 GiB on an older driver, "
+                 "https://github.com/vllm-project/vllm/pull/10511); vLLM takes it from torch's get_memory_info "
+                 "(cudaMemGetInfo) and prints bytes ÷ 2^30 to two places"),
+    compute_capability=(9, 0),
 )
 
 H100_PCIE = Card(
@@ -122,6 +126,7 @@ H100_PCIE = Card(
     host_link="PCIe Gen5 x16",
     host_gb_per_s=64,
     host_source="NVIDIA H100 datasheet (PCIe column) lists PCIe Gen5 at 128 GB/s, both directions added: 64 GB/s each way",
+    compute_capability=(9, 0),
 )
 
 H200_SXM = Card(
@@ -140,6 +145,7 @@ H200_SXM = Card(
     host_link="PCIe Gen5 x16",
     host_gb_per_s=64,
     host_source="NVIDIA H200 datasheet (SXM column) lists PCIe Gen5 at 128 GB/s, both directions added: 64 GB/s each way",
+    compute_capability=(9, 0),
 )
 
 B200 = Card(
@@ -159,6 +165,7 @@ B200 = Card(
     host_link="PCIe Gen5 x16",
     host_gb_per_s=64,
     host_source="PCIe Gen5 x16 host interface at the PCIe 5.0 rate, 64 GB/s each way (the HGX B200 table lists NVLink, not the host link)",
+    compute_capability=(10, 0),
 )
 
 A100_80 = Card(
@@ -177,6 +184,7 @@ A100_80 = Card(
     host_link="PCIe Gen4 x16",
     host_gb_per_s=32,
     host_source="NVIDIA A100 datasheet (80GB SXM column) lists PCIe Gen4 at 64 GB/s, both directions added: 32 GB/s each way",
+    compute_capability=(8, 0),
 )
 
 A100_40 = Card(
@@ -195,6 +203,7 @@ A100_40 = Card(
     host_link="PCIe Gen4 x16",
     host_gb_per_s=32,
     host_source="NVIDIA A100 datasheet (40GB SXM column) lists PCIe Gen4 at 64 GB/s, both directions added: 32 GB/s each way",
+    compute_capability=(8, 0),
 )
 
 L40S = Card(
@@ -213,6 +222,7 @@ L40S = Card(
     host_link="PCIe Gen4 x16",
     host_gb_per_s=32,
     host_source="NVIDIA L40S datasheet lists PCIe Gen4 at 64 GB/s, both directions added: 32 GB/s each way",
+    compute_capability=(8, 9),
 )
 
 L4 = Card(
@@ -231,6 +241,7 @@ L4 = Card(
     host_link="PCIe Gen4 x16",
     host_gb_per_s=32,
     host_source="NVIDIA L4 datasheet lists PCIe Gen4 at 64 GB/s, both directions added: 32 GB/s each way",
+    compute_capability=(8, 9),
 )
 
 MI300X = Card(
@@ -249,6 +260,7 @@ MI300X = Card(
     host_link="PCIe Gen5 x16",
     host_gb_per_s=64,
     host_source="AMD Instinct MI300X data sheet: PCIe Gen5 x16, 128 GB/s both directions added: 64 GB/s each way",
+    compute_capability=(9, 4),
 )
 
 CARDS: dict[str, Card] = {

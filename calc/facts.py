@@ -9,12 +9,13 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 from typing import Callable, Iterator, Mapping
 
-from . import kvcache, measured, operations, roofline, timing
+from . import kvcache, kvshape, measured, operations, roofline, timing
+from .engine import steptime
 from .anatomy import count_parameters, rule_of_thumb
 from .models import CATALOGUE, Model
 from .precision import BF16, FP8, INT4, weight_bytes
 from .stack import REFERENCE, Stack
-from .units import (COUNT, GB_MOVED, MS, MS_WHOLE, PERCENT, RATIO, SECONDS, TFLOP, TOKENS, TOKENS_PER_S, Result, given,
+from .units import (COUNT, FRACTION, GB_MOVED, MS, MS_WHOLE, PERCENT, RATIO, SECONDS, TFLOP, TOKENS, TOKENS_PER_S, Result, given,
                     grouped, plain)
 
 SHORT_CHAT = 500
@@ -124,10 +125,14 @@ def times(stack: Stack, ladder: kvcache.Ladder) -> dict[str, object]:
         "peak": peak,
         "ridge": timing.ridge_point(stack.card, stack.weight_precision),
         "effective_ridge": timing.effective_ridge(stack),
-        "mfu": given(stack.efficiency.mfu, PERCENT, "MFU, an assumption"),
-        "bandwidth_fraction": given(stack.efficiency.bandwidth_fraction, PERCENT, "achieved bandwidth fraction, an assumption"),
-        "achieved_compute": timing.achieved(peak, stack.efficiency.mfu, "MFU"),
-        "achieved_bandwidth": timing.achieved(stack.card.bandwidth, stack.efficiency.bandwidth_fraction, "bandwidth fraction"),
+        "compute_share": timing.compute_share(stack),
+        "bandwidth_share": timing.bandwidth_share(stack),
+        "achieved_compute": timing.achieved_compute(stack),
+        "achieved_bandwidth": timing.achieved_bandwidth(stack),
+        "prefill_mfu": timing.prefill_mfu(stack, traffic.prompt_p50),
+        "prefill_step": timing.prefill_step(stack, traffic.prompt_p50),
+        "overhead": steptime.overhead(),
+        "kernels": kernels_measured(stack),
         "ops_per_token": operations.linear_ops_per_token(stack.model),
         "multiplied": operations.multiplied_parameters(stack.model),
         "attention_per_position": operations.attention_ops_per_position(stack.model),
@@ -151,6 +156,15 @@ def times(stack: Stack, ladder: kvcache.Ladder) -> dict[str, object]:
             at_limit=timing.compute_bound_batch(stack, stack.context_limit),
         ),
     }
+
+
+def kernels_measured(stack: Stack) -> dict[str, object]:
+    """What the time model's shares rest on for this card: its own measurements or another card's."""
+    from .engine import kernels
+    table = kernels.measured(stack.card)
+    return {"provenance": table.provenance, "own": table.own, "measured_on": table.measured_on.name,
+            "release": table.release, "decode_share": kernels.decode_share(stack.card),
+            "decode_floor": kernels.decode_floor(stack.card), "source": kernels.SOURCE}
 
 
 def workload(stack: Stack, ladder: kvcache.Ladder) -> dict[str, object]:
@@ -219,12 +233,8 @@ def naive_claims(stack: Stack) -> dict[str, Result]:
 
 
 def measurements(stack: Stack) -> dict[str, object]:
-    """Published measurements of the reference stack beside the model at this stack's efficiencies."""
-    return {
-        "mfu": measured.measured_mfu(),
-        "bandwidth_fraction": measured.measured_bandwidth_fraction(),
-        **measured.comparisons(stack.efficiency),
-    }
+    """Published measurements of the reference stack beside the model on this stack."""
+    return measured.section(stack)
 
 
 def _weights(stack: Stack, _: "Facts") -> dict[str, Result]:
@@ -239,7 +249,7 @@ def _weights(stack: Stack, _: "Facts") -> dict[str, Result]:
 def _kv(stack: Stack, made: "Facts") -> dict[str, object]:
     ladder = made["ladder"]
     return {
-        "formula": kvcache.FORMULA,
+        "formula": kvshape.FORMULA,
         "per_token": ladder.per_token,
         "per_user": ladder.per_user,
         "per_token_fp8": kvcache.bytes_per_token(stack.model, FP8),
@@ -304,6 +314,8 @@ SECTIONS: dict[str, Callable[[Stack, "Facts"], object]] = {
     "lora": lambda stack, made: _lora(stack),
     "batching": lambda stack, made: _batching(stack),
     "startup": lambda stack, made: _startup(stack),
+    "logread": lambda stack, made: _logread(stack),
+    "engine": lambda stack, made: _engine(stack),
     "sampling": lambda stack, made: _sampling(stack),
     "speculative": lambda stack, made: _speculative(stack),
     "production": lambda stack, made: _production(stack),
@@ -403,8 +415,35 @@ def _batching(stack: Stack) -> object:
 
 
 def _startup(stack: Stack) -> object:
-    from . import startup
-    return startup.section(stack)
+    from .engine import logs
+    return logs.section()
+
+def _engine(stack: Stack) -> object:
+    """The release the runbook describes: its name, its defaults as its code states them, and what
+    they come to on the stack's card."""
+    release = stack.engine
+    memory = kvcache.ladder(stack).accounting
+    tokens, seqs = int(memory.max_num_batched_tokens.value), int(memory.max_num_seqs.value)
+    sizes = release.capture_sizes(stack.card, tokens, seqs)
+    return {
+        "name": release.name, "version": release.version, "wheel": release.wheel,
+        "defaults": {d.name.replace(" ", "_").lower(): d for d in release.defaults},
+        "utilisation": given(release.gpu_memory_utilization, FRACTION, "gpu_memory_utilization by default"),
+        "max_num_batched_tokens": memory.max_num_batched_tokens, "max_num_seqs": memory.max_num_seqs,
+        "capture_sizes": given(len(sizes), COUNT, "batch sizes CUDA graphs are captured for"),
+        "largest_capture": given(sizes[-1] if sizes else 0, COUNT, "the largest"),
+        "block_size": given(stack.block_size, COUNT, "tokens per block"),
+        "overhead": steptime.overhead(),
+        "batch_source": release.batch_source, "memory_source": release.memory_source,
+        "requested_source": release.requested_source, "blocks_source": release.blocks_source,
+        "concurrency_source": release.concurrency_source,
+    }
+
+
+def _logread(stack: Stack) -> object:
+    from .engine import logs
+    return logs.reader(stack)
+
 
 def _sampling(stack: Stack) -> object:
     from . import sampling

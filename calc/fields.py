@@ -17,7 +17,7 @@ from .echo import excerpt, hidden_characters, visible
 from .models import ATTENTION_MODELS, CATALOGUE, ConfigError, Model
 from .precision import KV_PRECISIONS, PRECISIONS
 from .stack import Stack
-from .units import GiB, grouped
+from .units import grouped
 
 CUSTOM = "custom"
 PASTED = "pasted model"  # where a calculator's cross-field checks find the model read from a pasted config
@@ -163,18 +163,22 @@ class TextField:
     unit: str = ""
     hint: str = ""
     rows: int = 3
+    clean: Callable[[str], str] | None = None  # what to take out before the text is checked (a log's colours)
 
     def default(self, stack: Stack) -> str:
         return self.current(stack)
 
     def parse(self, raw: Any) -> str:
         text = raw if isinstance(raw, str) else ""
+        if self.clean and len(text) <= self.longest:
+            text = self.clean(text)
         if not text.strip():
             raise ValueError(f"{self.label} is empty: paste or type it")
         if len(text) > self.longest:
             # Only the start is quoted, with no count: the page may have cut a long paste before Python sees it.
             raise ValueError(f"{self.label} is over {self.longest:,} characters: “{visible(text[:24])}…”")
-        hidden = hidden_characters(re.sub(r"[\n\r\t]", "", text))  # line breaks and tabs only space it
+        spaced = re.sub(r"[\n\r\t]", "", text)  # line breaks and tabs only space it
+        hidden = [] if spaced.isprintable() else hidden_characters(spaced)
         if hidden:
             raise ValueError(f"{self.label} holds a character that does not print ({', '.join(hidden[:3])}); "
                              f"type it again")
@@ -206,9 +210,11 @@ CONTEXT_LIMIT = NumberField("context_limit", "Context limit", 1, 10_000_000, Tru
 UTILISATION = NumberField("utilisation", "Utilisation", 0.05, 1.0, False, "", places=2,
                           current=lambda s: s.gpu_memory_utilization,
                           apply=lambda s, v: replace(s, gpu_memory_utilization=v))
-ACTIVATIONS = NumberField("activations", "Activation reserve", 0, 1_000, False, "GiB", places=2,
-                          current=lambda s: s.activation_reserve_bytes / GiB,
-                          apply=lambda s, v: replace(s, activation_reserve_bytes=v * GiB))
+TOKEN_BUDGET = NumberField("token_budget", "Token budget per step", 16, 1_000_000, True, "tokens", optional=True,
+                           current=lambda s: 0,
+                           apply=lambda s, v: replace(s, serving=replace(s.serving, max_num_batched_tokens=v)),
+                           hint="--max-num-batched-tokens, which sets the profiled activation peak; empty: "
+                                "vLLM's default for the card")
 CONVERSATION = NumberField("conversation", "Typical conversation", 1, 10_000_000, True, "tokens",
                            current=lambda s: s.typical_conversation, apply=lambda s, v: replace(s, typical_conversation=v))
 PROMPT = NumberField("prompt", "Prompt", 1, 10_000_000, True, "tokens", current=lambda s: s.workload.prompt,
@@ -259,11 +265,14 @@ def _hold(stack: Stack, tokens: int) -> Stack:
 
 HELD = NumberField("held", "Tokens held", 1, 10_000_000, True, "per sequence", current=lambda s: s.workload.tokens_held,
                    apply=_hold, hint="prompt and output so far")
-MFU = NumberField("mfu", "MFU", 1, 100, False, "%", places=0, current=lambda s: 100 * s.efficiency.mfu,
-                  apply=lambda s, v: replace(s, efficiency=replace(s.efficiency, mfu=v / 100)))
-BANDWIDTH = NumberField("bandwidth", "Bandwidth achieved", 1, 100, False, "%", places=0,
-                        current=lambda s: 100 * s.efficiency.bandwidth_fraction,
-                        apply=lambda s, v: replace(s, efficiency=replace(s.efficiency, bandwidth_fraction=v / 100)))
+COMPUTE_SCALE = NumberField("compute_scale", "Compute speed", 1, 120, False, "%", places=0,
+                            current=lambda s: 100 * s.efficiency.compute,
+                            apply=lambda s, v: replace(s, efficiency=replace(s.efficiency, compute=v / 100)),
+                            hint="of the measured kernels' speed where they wait on arithmetic")
+BANDWIDTH_SCALE = NumberField("bandwidth_scale", "Memory speed", 1, 120, False, "%", places=0,
+                              current=lambda s: 100 * s.efficiency.bandwidth,
+                              apply=lambda s, v: replace(s, efficiency=replace(s.efficiency, bandwidth=v / 100)),
+                              hint="of the measured kernels' speed where they wait on memory")
 
 
 def parse_config(text: Any) -> Model:
@@ -503,6 +512,48 @@ def _launch(stack: Stack, text: str) -> Stack:
 COMMAND = TextField("command", "Launch line", 4_000, current=lambda s: s.serving.command, apply=_launch,
                     hint="vllm serve MODEL --flag value …; line breaks after a backslash are fine")
 
+
+def _log(stack: Stack, text: str) -> Stack:
+    from .engine.logs import read
+    read(text)  # a log calc cannot take is refused here, on the field
+    return replace(stack, serving=replace(stack.serving, log=text))
+
+
+def _default_log(stack: Stack) -> str:
+    from .engine.logs import PUBLISHED_PLANNER_8B
+    return stack.serving.log or PUBLISHED_PLANNER_8B.text
+
+
+def _without_colours(text: str) -> str:
+    """A terminal's colour codes and carriage returns taken out: what a log pasted from a shell carries."""
+    if "\x1b" not in text and "\r" not in text:
+        return text
+    return re.sub(r"\x1b\[[0-9;?]*[A-Za-z]|\r(?!\n)", "", text).replace("\r\n", "\n")
+
+
+STARTUP_LOG = TextField("log", "Start-up log", 5_000_000, current=_default_log, apply=_log, rows=10,
+                        clean=_without_colours,
+                        hint=("vLLM's output from its first line to the end of start-up (0.33.0 prints its CUDA-graph "
+                              "estimate after 'GPU KV cache size'); any release, DEBUG or INFO"))
+
+
+def _log_card_key(stack: Stack) -> str:
+    from .engine.logs import LOG_CARDS
+    return next(key for key, card in LOG_CARDS.items() if card == stack.card)
+
+
+def _on_log_card(stack: Stack, key: str) -> Stack:
+    from .engine.logs import LOG_CARDS
+    return replace(stack, card=LOG_CARDS[key])
+
+
+def _log_card_names() -> dict[str, str]:
+    from .engine.logs import LOG_CARDS
+    return {key: card.name for key, card in LOG_CARDS.items()}
+
+
+LOG_CARD = ChoiceField("card", "Card the log ran on", _log_card_names(), current=_log_card_key, apply=_on_log_card)
+
 def vector_fields(name: str, labels: tuple[str, ...], minimum: float, maximum: float, places: int,
                   read: Callable[[Stack], tuple[float, ...]], write: Callable[[Stack, tuple[float, ...]], Stack],
                   unit: str = "", hint: str = "") -> tuple[NumberField, ...]:
@@ -582,8 +633,7 @@ TARGET = ChoiceField("model", "Target model",
 # Document 15: the traffic, the promise, the price and the simulated stream (calc.stack.Traffic,
 # Promise, Pricing, Serving).
 def _default_batched_tokens(stack: Stack) -> int:
-    from .launch import default_max_num_batched_tokens
-    return default_max_num_batched_tokens(stack.card)
+    return stack.engine.batch_defaults(stack.card)[0]
 
 
 OUTPUT_P95 = NumberField("output_p95", "Output p95", 1, 1_000_000, True, "tokens", current=lambda s: s.traffic.output_long,

@@ -11,7 +11,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, replace
 
-from . import kvcache, measured, operations, timing
+from . import kvcache, operations, timing
+from .engine import kernels
 from .cards import CARDS, Card
 from .precision import BF16, FP8, INT4, weight_bytes
 from .roofline import decode_read, step_floor, weights_read
@@ -45,19 +46,15 @@ def sparse_ridge(card: Card) -> Result:
 
 @dataclass(frozen=True)
 class Prefill:
-    """One prompt through the model: it must both compute and read; the longer of the two sets its time."""
+    """One prompt through the model: it must both compute and read. The roofline takes the longer of
+    the two at the rates the kernels achieve; the time is the engine's step, every kernel measured."""
 
     prompt: int
     ops: Result
     intensity: Result
     compute_time: Result
     memory_time: Result
-
-    @property
-    def time(self) -> Result:
-        longer = max(self.compute_time, self.memory_time, key=lambda r: r.value)
-        return Result(longer.value, MS, formula="the longer of computing and reading",
-                      worked=f"max({self.compute_time}, {self.memory_time}) = {MS.show(longer.value)}")
+    time: Result
 
     @property
     def bound(self) -> str:
@@ -73,7 +70,7 @@ class Prefill:
 
 def computing_time(stack: Stack, ops: Result) -> Result:
     """A prefill's arithmetic alone, at the achieved compute: set against its reading time."""
-    rate = timing.achieved(timing.peak_compute(stack.card, stack.weight_precision), stack.efficiency.mfu, "MFU")
+    rate = timing.achieved_compute(stack)
     seconds = ops.value / rate.value
     return Result(seconds, MS, formula="prefill operations ÷ achieved compute",
                   worked=f"{ops.operand} ÷ {rate.operand} = {MS.show(seconds)}")
@@ -84,15 +81,16 @@ def prefill(stack: Stack, prompt: int) -> Prefill:
     written = decode_read(stack.model, stack.weight_precision, stack.kv_precision, 1,
                           stack.model.tokens_cached(prompt)).cache
     moved = weights_read(stack.model, stack.weight_precision).value + written.value
-    bandwidth = timing.achieved(stack.card.bandwidth, stack.efficiency.bandwidth_fraction, "bandwidth fraction")
+    bandwidth = timing.achieved_bandwidth(stack)
     seconds = moved / bandwidth.value
     return Prefill(
         prompt=prompt,
         ops=ops,
         intensity=timing.prefill_intensity(stack, prompt),
         compute_time=computing_time(stack, ops),
-        memory_time=Result(seconds, MS, formula="(weights read + cache written) ÷ (bandwidth fraction × bandwidth)",
+        memory_time=Result(seconds, MS, formula="(weights read + cache written) ÷ achieved bandwidth",
                            worked=f"{GB_MOVED.precise(moved)} ÷ {bandwidth.operand} = {MS.show(seconds)}"),
+        time=timing.prefill_time(stack, prompt),
     )
 
 
@@ -160,7 +158,7 @@ def card_view(stack: Stack, card: Card) -> CardView:
         prefill_bound=pass_.bound,
         kv_budget=ladder.kv_budget,
         users=ladder.users_worst,
-        fits="yes" if ladder.weights_fit else "no: the weights and activations overflow the pool",
+        fits="yes" if ladder.weights_fit else "no: the weights and what the profile holds overflow the pool",
     )
 
 
@@ -202,7 +200,7 @@ def crossing_text(crossing: timing.Crossing) -> str:
 
 def room_text(batch: int, admitted: Result, fits: bool) -> str:
     if not fits:
-        return "unable to run: the weights and activation reserve alone overflow this card's pool"
+        return "unable to run: the weights and what the profile holds alone overflow this card's pool"
     if batch <= admitted.value:
         return f"within the {admitted} sequences of this length the cache admits"
     return (f"more than the {admitted} sequences of this length the cache admits: the step cannot run on one "
@@ -240,9 +238,6 @@ def section(stack: Stack, ladder: kvcache.Ladder) -> dict[str, object]:
     pass_ = prefill(stack, stack.workload.prompt)
     short = prefill(stack, SHORT_PROMPT)
     peak = timing.peak_compute(card, stack.weight_precision)
-    measured_mfu = measured.measured_mfu()
-    measured_bandwidth = measured.measured_bandwidth_fraction()
-    at_measured = pass_.ops.value / (measured_mfu.value * peak.value)
     return {
         "datasheet": datasheet(card),
         "cards": {key.replace("-", "_"): card_view(stack, c) for key, c in CARDS.items()},
@@ -276,13 +271,10 @@ def section(stack: Stack, ladder: kvcache.Ladder) -> dict[str, object]:
         "rule": rule_of_thumb(stack),
         "prefill": pass_,
         "prefill_short": short,
-        "prefill_at_measured": Result(at_measured, MS, formula="prefill operations ÷ (measured MFU × dense peak)",
-                                      worked=(f"{pass_.ops.operand} ÷ ({measured_mfu.operand} × {peak}) = "
-                                              f"{MS.show(at_measured)}")),
-        "mfu_vs_measured": ratio_of(given(stack.efficiency.mfu, measured_mfu.unit), measured_mfu,
-                                    "assumed MFU ÷ measured MFU", RATIO_FINE),
-        "bandwidth_vs_measured": ratio_of(given(stack.efficiency.bandwidth_fraction, measured_bandwidth.unit),
-                                          measured_bandwidth, "assumed bandwidth fraction ÷ measured", RATIO_FINE),
+        "prefill_mfu": timing.implied_mfu(pass_.ops, pass_.time.value, peak),
+        "compute_share": timing.compute_share(stack),
+        "bandwidth_share": timing.bandwidth_share(stack),
+        "kernels": kernels.measured(card).provenance,
     }
 
 

@@ -15,7 +15,6 @@ from . import operations, timing
 from .anatomy import count_parameters
 from .kvcache import blocks_for, bytes_for_tokens, bytes_per_token
 from .precision import BF16
-from .roofline import weights_read
 from .stack import Stack
 from .units import (COUNT, GB_MOVED, GIB_HELD, MS, MS_WHOLE, PERCENT, RATIO, TIMES, TFLOP, TOKENS, TOKENS_PER_S, Result, Unit, given,
                     grouped, plain)
@@ -49,9 +48,6 @@ ADMIT = Assumption(0.000_1, "reasoning: one pass of the scheduler's Python bookk
                             "finds free blocks and a batch slot at once")
 PER_BLOCK = Assumption(0.000_000_8, "reasoning: the block manager pops a free block id off a list and records it "
                                     "in the request's block table, under a microsecond of Python each")
-SAMPLE = Assumption(0.000_1, "reasoning: temperature, top-p and one draw over the vocabulary as a handful of "
-                             "small GPU kernels (vLLM V1 can use FlashInfer's sort-free top-p sampling); paid on "
-                             "every step, since the next step needs the token")
 EMIT = Assumption(0.000_2, "reasoning: incremental detokenisation of one id, a UTF-8 check, and one server-sent "
                            "event written by asyncio")
 FINISH = Assumption(0.000_1, "reasoning: the stop check, the last event, and the request's block ids returned to "
@@ -280,8 +276,6 @@ def journey(stack: Stack, prompt: int, output: int, cases: bool = True) -> Journ
     """The twelve stages of one cold request of `prompt` tokens answered in `output` tokens."""
     _check(stack, prompt, output)
     model = stack.model
-    compute = timing.achieved(timing.peak_compute(stack.card, stack.weight_precision), stack.efficiency.mfu, "MFU")
-    bandwidth = timing.achieved(stack.card.bandwidth, stack.efficiency.bandwidth_fraction, "bandwidth fraction")
 
     # 1–5: the CPU front end
     rate = tokenizer_rate()
@@ -296,41 +290,34 @@ def journey(stack: Stack, prompt: int, output: int, cases: bool = True) -> Journ
     allocate = Result(allocate_s, MS, formula="blocks × time per block",
                       worked=f"{grouped(int(blocks.value))} × {MICROSECONDS.show(PER_BLOCK.value)} = {MS.show(allocate_s)}")
 
-    # 6–9: the GPU's prefill
+    # 6–9: the GPU's prefill, one engine step (calc.timing.prefill_step)
     element = BF16.bytes if stack.weight_precision.quantised else stack.weight_precision.bytes
     gathered = 2 * prompt * model.hidden_size * element
     embedding_bytes = Result(gathered, GB_MOVED, formula="2 × prompt × hidden size × bytes (rows read, then written)",
                              worked=f"2 × {grouped(prompt)} × {grouped(model.hidden_size)} × {plain(element)} B = "
                                     f"{GB_MOVED.show(gathered)}")
-    embed_s = gathered / bandwidth.value
-    embed = Result(embed_s, MS, formula="bytes gathered ÷ (bandwidth fraction × bandwidth)",
-                   worked=f"{embedding_bytes.operand} ÷ {bandwidth.operand} = {MS.show(embed_s)}")
-    prefill_pass = timing.prefill_time(stack, prompt)
+    pass_step = timing.prefill_step(stack, prompt)
+    prefill_pass = pass_step.time
+    embed = pass_step.group("embedding").time
+    head = pass_step.group("the LM head").time
     pass_ops = operations.prefill_ops(model, prompt)
     head_ops = operations.head_ops(model)
     blocks_value = pass_ops.value - head_ops.value
     blocks_ops = Result(blocks_value, TFLOP, formula="prefill operations − the LM head's",
                         worked=f"{pass_ops.operand} − {head_ops.operand} = {TFLOP.show(blocks_value)}")
-    head_bytes = operations.head_parameters(model) * element
-    head_computing, head_reading = head_ops.value / compute.value, head_bytes / bandwidth.value
-    head_s = max(head_computing, head_reading)
-    head = Result(head_s, MS, formula="the longer of the LM head's operations ÷ achieved compute and its matrix ÷ achieved bandwidth",
-                  worked=(f"max({head_ops.operand} ÷ {compute.operand}, {GB_MOVED.precise(head_bytes)} ÷ "
-                          f"{bandwidth.operand}) = {MS.show(head_s)}"))
-    # The pass is timing.prefill_time, computing or, for a short prompt, reading the weights;
-    # the blocks' share of it is what the head leaves.
-    prefill_s = prefill_pass.value - head_s
-    prefill = Result(prefill_s, MS, formula="the prefill pass (calc.timing) − the LM head's time",
-                     worked=f"{MS.precise(prefill_pass.value, 8)} − {MS.precise(head_s, 8)} = {MS.show(prefill_s)}")
+    layers = [pass_step.group(name) for name in ("matrix multiplies", "prefill attention", "norms")]
+    prefill_s = sum(g.time.value for g in layers)
+    prefill = Result(prefill_s, MS, formula="the layers' matrix multiplies + attention + norms and activation",
+                     worked=" + ".join(g.time.operand for g in layers) + f" = {MS.show(prefill_s)}")
+    fixed = pass_step.overhead
 
     # 11: the decode loop, as timing.request_time counts it
     step = timing.decode_step(stack, 1, prompt + output // 2)
     steps = Result(output - 1, COUNT, formula="output tokens − 1 (prefill produced the first)",
                    worked=f"{grouped(output)} − 1 = {grouped(output - 1)}")
-    decode_s = (output - 1) * (step.time.value + SAMPLE.value)
-    decode = Result(decode_s, MS, formula="(output − 1) × (decode step at the output's midpoint + sampling)",
-                    worked=(f"{grouped(output - 1)} × ({step.time.operand} + {MS.precise(SAMPLE.value)}) = "
-                            f"{MS.show(decode_s)}"))
+    decode_s = (output - 1) * step.time.value
+    decode = Result(decode_s, MS, formula="(output − 1) × the decode step at the output's midpoint, its fixed cost included",
+                    worked=f"{grouped(output - 1)} × {step.time.operand} = {MS.show(decode_s)}")
     blocks_at_end = _blocks(prompt + output - 1, stack.block_size, "tokens cached at the end")
 
     timed = [
@@ -342,7 +329,7 @@ def journey(stack: Stack, prompt: int, output: int, cases: bool = True) -> Journ
         ("embed", "Embedding rows gathered", "GPU", "prefill", embed),
         ("prefill", "Prefill through every layer", "GPU", "prefill", prefill),
         ("head", "Final norm and LM head", "GPU", "prefill", head),
-        ("sample", "First token sampled", "GPU", "prefill", _assumed(SAMPLE, "sample one token")),
+        ("sample", "Step's fixed cost: schedule, sample, launch", "CPU and GPU", "prefill", fixed),
         ("emit", "First token streamed", "CPU", "cpu", _assumed(EMIT, "detokenise and send one token")),
         ("decode", "The decode loop", "GPU", "decode", decode),
         ("finish", "End of turn", "CPU", "cpu", _assumed(FINISH, "stop, last event, blocks freed")),
@@ -380,10 +367,10 @@ def journey(stack: Stack, prompt: int, output: int, cases: bool = True) -> Journ
     if not cases:
         return made
     short = journey(stack, prompt, SHORT_OUTPUT, cases=False).shares
-    return Journey(**{**made.__dict__, "warm": warm(made, compute), "short": short})
+    return Journey(**{**made.__dict__, "warm": warm(made), "short": short})
 
 
-def warm(cold: Journey, compute: Result) -> Warm:
+def warm(cold: Journey) -> Warm:
     """Prefix caching: only the uncached tail of the prompt is prefilled, attending to the whole prompt."""
     model = cold.stack.model
     prompt = int(cold.prompt.value)
@@ -398,12 +385,8 @@ def warm(cold: Journey, compute: Result) -> Warm:
     ops = Result(value, TFLOP, formula="2 × block parameters × uncached + 2 × LM head + attention × positions attended",
                  worked=(f"2 × {grouped(block_params)} × {grouped(tail)} + 2 × {grouped(head)} + "
                          f"{grouped(per_position)} × {grouped(positions)} = {TFLOP.show(value)}"))
-    bandwidth = timing.achieved(cold.stack.card.bandwidth, cold.stack.efficiency.bandwidth_fraction, "bandwidth fraction")
-    weights = weights_read(model, cold.stack.weight_precision)
-    seconds = max(value / compute.value, weights.value / bandwidth.value)
-    prefill = Result(seconds, MS, formula="the longer of the uncached operations ÷ achieved compute and the weights ÷ achieved bandwidth",
-                     worked=(f"max({ops.operand} ÷ {compute.operand}, {weights.operand} ÷ {bandwidth.operand}) = "
-                             f"{MS.show(seconds)}"))
+    prefill = timing.prefill_after(cold.stack, prompt, cached_tokens).time
+    seconds = prefill.value
     speedup = cold.prefill_pass.value / seconds
     saved = (cold.prefill_pass.value - seconds) / cold.total.value
     ttft = cold.ttft.value - cold.prefill_pass.value + seconds

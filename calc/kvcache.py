@@ -6,34 +6,15 @@ from functools import lru_cache
 import math
 from dataclasses import dataclass, replace
 
+from .kvshape import bytes_per_token
 from .models import Model
 from .precision import FP8, Precision, weight_bytes
+from .engine import memory
+from .engine.memory import Accounting
 from .stack import Stack
 from .units import (COUNT, FRACTION, GIB_HELD, KIB_HELD, PERCENT, RATIO, TIMES, TOKENS, Result, GiB, floor_count, given,
                     grouped, plain)
 
-FORMULA = "bytes = 2 × layers × kv_heads × head_dim × seq_len × bytes_per_element"
-
-
-@lru_cache(maxsize=512)
-def bytes_per_token(model: Model, kv_precision: Precision) -> Result:
-    """2 (a key and a value) × layers × KV heads × head dimension × bytes per element; for latent
-    attention, layers × (latent + decoupled RoPE key) × bytes per element."""
-    if model.is_latent:
-        width = model.kv_lora_rank + model.qk_rope_head_dim
-        value = model.num_hidden_layers * width * kv_precision.bytes
-        return Result(value, KIB_HELD, formula="layers × (kv_lora_rank + qk_rope_head_dim) × bytes_per_element",
-                      worked=(f"{model.num_hidden_layers} × ({grouped(model.kv_lora_rank)} + {model.qk_rope_head_dim}) × "
-                              f"{plain(kv_precision.bytes)} = {grouped(value)} B = {KIB_HELD.show(value)}"))
-    factors = (2, model.num_hidden_layers, model.num_key_value_heads, model.head_dim)
-    value = math.prod(factors) * kv_precision.bytes
-    shown = " × ".join(grouped(f) for f in factors) + f" × {plain(kv_precision.bytes)}"
-    return Result(
-        value,
-        KIB_HELD,
-        formula="2 × layers × kv_heads × head_dim × bytes_per_element",
-        worked=f"{shown} = {grouped(value)} B = {KIB_HELD.show(value)}",
-    )
 
 
 def key_width(model: Model) -> Result:
@@ -103,16 +84,11 @@ def bytes_paged(per_token: Result, tokens: int, block_size: int) -> Result:
 
 @dataclass(frozen=True)
 class Ladder:
-    """The eight steps from one card to a user count, worst case and paged."""
+    """Document 06's ladder: the engine's accounting of one GPU (calc.engine.memory), then the users
+    its cache holds, worst case and paged."""
 
     stack: Stack
-    capacity: Result
-    pool: Result
-    weights: Result
-    activations: Result
-    kv_budget: Result
-    per_token: Result
-    token_capacity: Result
+    accounting: Accounting
     tokens_per_user: Result
     per_user: Result
     users_worst: Result
@@ -122,25 +98,75 @@ class Ladder:
     paging_gain: Result
 
     @property
+    def capacity(self) -> Result:
+        return self.accounting.total
+
+    @property
+    def pool(self) -> Result:
+        return self.accounting.pool
+
+    @property
+    def weights(self) -> Result:
+        return self.accounting.weights
+
+    @property
+    def activation(self) -> Result:
+        return self.accounting.activation
+
+    @property
+    def non_torch(self) -> Result:
+        return self.accounting.non_torch
+
+    @property
+    def runner_state(self) -> Result:
+        return self.accounting.runner_state
+
+    @property
+    def consumed(self) -> Result:
+        return self.accounting.consumed
+
+    @property
+    def graphs(self) -> Result:
+        return self.accounting.graphs
+
+    @property
+    def reserve(self) -> Result:
+        return self.accounting.reserve
+
+    @property
+    def kv_budget(self) -> Result:
+        return self.accounting.available
+
+    @property
+    def per_token(self) -> Result:
+        return self.accounting.per_token
+
+    @property
+    def token_capacity(self) -> Result:
+        return self.accounting.tokens
+
+    @property
+    def concurrency(self) -> Result:
+        return self.accounting.concurrency
+
+    @property
     def utilisation(self) -> Result:
-        return given(self.stack.gpu_memory_utilization, FRACTION, "gpu_memory_utilization")
+        return self.accounting.utilisation
 
     @property
     def held_back(self) -> Result:
-        """What the utilisation fraction keeps from the engine: allocator, fragmentation, CUDA context."""
-        value = self.capacity.value - self.pool.value
-        return Result(value, GIB_HELD, formula="total × (1 − utilisation)",
-                      worked=f"{self.capacity} × (1 − {self.utilisation}) = {GIB_HELD.show(value)}")
+        """What the utilisation keeps from the engine: the CUDA context, NCCL, cuBLAS, fragmentation."""
+        return self.accounting.headroom
 
     @property
     def weights_fit(self) -> bool:
-        return self.weights.value + self.activations.value <= self.pool.value
+        return self.accounting.fits
 
     @property
     def binds(self) -> str:
         """What stops the count from being larger, in a phrase."""
         if not self.weights_fit:
-            return "the weights and activation reserve do not fit in the pool"
+            return "the weights and what the profile holds back do not fit in the pool"
         if self.users_worst.value < 1:
             return "the KV budget is smaller than one user's worst-case cache"
         return "the KV budget: cache memory, not compute"
@@ -148,52 +174,29 @@ class Ladder:
 
 @lru_cache(maxsize=512)
 def ladder(stack: Stack) -> Ladder:
-    """Capacity × utilisation − weights − activations = KV budget; ÷ per-user cache = users."""
-    capacity = stack.card.engine_capacity
-    pool_value = capacity.value * stack.gpu_memory_utilization
-    utilisation = given(stack.gpu_memory_utilization, FRACTION, "gpu_memory_utilization")
-    pool = Result(pool_value, GIB_HELD, formula="the engine's total × gpu_memory_utilization",
-                  worked=f"{capacity} × {utilisation} = {GIB_HELD.show(pool_value)}")
-    weights = weight_bytes(stack.model, stack.weight_precision)
-    activations = given(stack.activation_reserve_bytes, GIB_HELD, "activation reserve")
-    budget_value = pool.value - weights.value - activations.value
-    terms = (pool, weights, activations)
-    # A reader subtracts the terms as printed; near zero, rounding them can move the answer by more
-    # than its last digit, and then the terms are shown precisely.
-    printed = round(budget_value / GiB, 2)
-    by_hand = sum(sign * round(t.value / GiB, GIB_HELD.decimals) for sign, t in zip((1, -1, -1), terms))
-    if abs(by_hand - printed) >= 0.01 + 0.001 * abs(printed) - 1e-9:
-        shown = [t.operand for t in terms]
-    else:
-        shown = [str(t) for t in terms]
-    kv_budget = Result(
-        budget_value,
-        GIB_HELD,
-        formula="pool − weights − activations",
-        worked=f"{shown[0]} − {shown[1]} − {shown[2]} = {GIB_HELD.show(budget_value)}",
-    )
-    per_token = bytes_per_token(stack.model, stack.kv_precision)
-    capacity_tokens = token_capacity(kv_budget, per_token, stack.block_size)
+    """The engine's pool − weights − activation peak − non-torch − CUDA graphs = KV budget; in whole
+    blocks; ÷ each user's blocks = users."""
+    accounting = memory.of_stack(stack)
     worst, typical = stack.model.tokens_cached(stack.context_limit), stack.model.tokens_cached(stack.typical_conversation)
     tokens_per_user = tokens_in_blocks(worst, stack.block_size)
     tokens_per_user_paged = tokens_in_blocks(typical, stack.block_size)
+    per_token = accounting.per_token
     per_user = bytes_paged(per_token, worst, stack.block_size)
     per_user_paged = bytes_paged(per_token, typical, stack.block_size)
+    # Users are whole blocks each, so they divide the blocks, not the engine's logged token figure
+    # (which counts ⌈limit ÷ block⌉ blocks as `limit` tokens).
+    count = int(accounting.blocks.value)
+    capacity = Result(count * stack.block_size, TOKENS, formula="blocks × block",
+                      worked=f"{grouped(count)} × {stack.block_size} = {TOKENS.show(count * stack.block_size)}")
     return Ladder(
         stack=stack,
-        capacity=capacity,
-        pool=pool,
-        weights=weights,
-        activations=activations,
-        kv_budget=kv_budget,
-        per_token=per_token,
-        token_capacity=capacity_tokens,
+        accounting=accounting,
         tokens_per_user=tokens_per_user,
         per_user=per_user,
-        users_worst=users_by_tokens(capacity_tokens, tokens_per_user),
+        users_worst=users_by_tokens(capacity, tokens_per_user),
         tokens_per_user_paged=tokens_per_user_paged,
         per_user_paged=per_user_paged,
-        users_paged=users_by_tokens(capacity_tokens, tokens_per_user_paged),
+        users_paged=users_by_tokens(capacity, tokens_per_user_paged),
         paging_gain=Result(per_user.value / per_user_paged.value, RATIO,
                            formula="tokens charged at the limit ÷ tokens held, in blocks",
                            worked=(f"{tokens_per_user} ÷ {tokens_per_user_paged} = "
@@ -266,10 +269,18 @@ def stacked_levers(stack: Stack) -> Levers:
         Result(worst.value / typical.value, RATIO, formula="tokens charged at the limit ÷ tokens held, in blocks",
                worked=f"{worst} ÷ {typical} = {RATIO.show(worst.value / typical.value)}"),
     ]
-    plan = [("multi_head", bytes_per_token(multi_head, stack.kv_precision), worst),
-            ("gqa", bytes_per_token(model, stack.kv_precision), worst),
-            ("fp8_cache", bytes_per_token(model, fp8), worst),
-            ("paging", bytes_per_token(model, fp8), typical)]
+    # On a tensor-parallel split the budget is one GPU's, so each step's cache per token is one GPU's share.
+    share = ladder(stack).per_token.value / bytes_per_token(model, stack.kv_precision).value
+
+    def on_one_gpu(per_token: Result) -> Result:
+        if share == 1:
+            return per_token
+        return Result(per_token.value * share, per_token.unit, formula="cache per token × this GPU's share",
+                      worked=f"{per_token.operand} × {plain(share)} = {per_token.unit.show(per_token.value * share)}")
+    plan = [("multi_head", on_one_gpu(bytes_per_token(multi_head, stack.kv_precision)), worst),
+            ("gqa", on_one_gpu(bytes_per_token(model, stack.kv_precision)), worst),
+            ("fp8_cache", on_one_gpu(bytes_per_token(model, fp8)), worst),
+            ("paging", on_one_gpu(bytes_per_token(model, fp8)), typical)]
     steps = []
     for (name, per_token, tokens), gain in zip(plan, gains, strict=True):
         per_user = bytes_for_tokens(per_token, int(tokens.value))

@@ -12,44 +12,42 @@ import re
 from dataclasses import dataclass, replace
 
 from . import kvcache
+from .engine import memory
+from .engine.release import PINNED
 from .cards import Card
 from .echo import excerpt
-from .models import CATALOGUE, DEEPSEEK_V2, DEEPSEEK_V3, GEMMA_2_9B, MISTRAL_7B, Model
+from .models import Model
+from .repositories import KNOWN_MODELS, MODELS
 from .precision import BF16, FP8, Precision
 from .stack import Serving, Stack
-from .units import COUNT, FRACTION, GIB_HELD, RATIO_FINE, TOKENS, Result, GiB, Unit, given, grouped
+from .units import COUNT, FRACTION, GIB_HELD, TOKENS, Result, GiB, Unit, given, grouped
 
 VLLM_SERVE_DOCS = "https://docs.vllm.ai/en/stable/cli/serve/"
-ARG_UTILS = "vllm/engine/arg_utils.py (vllm-project/vllm, main)"
-CACHE_CONFIG = "vllm/config/cache.py (vllm-project/vllm, main)"
-SCHEDULER_CONFIG = "vllm/config/scheduler.py (vllm-project/vllm, main)"
-PARALLEL_CONFIG = "vllm/config/parallel.py (vllm-project/vllm, main)"
-MODEL_CONFIG = "vllm/config/model.py (vllm-project/vllm, main)"
-LORA_CONFIG = "vllm/config/lora.py (vllm-project/vllm, main)"
-OLD_CACHE_CONFIG = "vllm/config/cache.py at vllm-project/vllm@c1d86421 (v0.11 era; removed since)"
+ARG_UTILS = PINNED.cite("vllm/engine/arg_utils.py", "EngineArgs")
+CACHE_CONFIG = PINNED.cite("vllm/config/cache.py", "CacheConfig")
+SCHEDULER_CONFIG = PINNED.cite("vllm/config/scheduler.py", "SchedulerConfig")
+PARALLEL_CONFIG = PINNED.cite("vllm/config/parallel.py", "ParallelConfig")
+MODEL_CONFIG = PINNED.cite("vllm/config/model.py", "ModelConfig")
+LORA_CONFIG = PINNED.cite("vllm/config/lora.py", "LoRAConfig")
+OFFLOAD_CONFIG = PINNED.cite("vllm/config/offload.py", "UVAOffloadConfig")
 
 LONGEST_COMMAND = 4_000
 LONGEST_COUNT = 16  # digits and a suffix: more than any count a flag takes
 LARGEST_COUNT = 10 ** 12  # above any count a flag takes (a terabyte of cache), and exact in a float
 MAX_LORA_RANKS = (1, 8, 16, 32, 64, 128, 256, 320, 512)  # vllm/config/lora.py, MaxLoRARanks
-BLOCK_SIZES = (1, 8, 16, 32, 64, 128, 256)  # vllm/config/cache.py, BlockSize
+# vllm/config/cache.py, CacheConfig.block_size takes any whole number above 0; the attention backend
+# then insists: FlashAttention on blocks that are a multiple of 16 (vllm/v1/attention/backends/flash_attn.py,
+# FlashAttentionBackend.get_supported_kernel_block_sizes), FlashInfer MLA on 32 or 64.
+BLOCK_MULTIPLE = 16
+FLASHINFER_MLA_BLOCKS = (32, 64)
 FRACTION_SHORT = Unit("fraction", 1, "", 1, exact_up_to=6)  # 0.9 as vLLM writes it, 0.92 in full
 GIB_WHOLE = Unit("GiB", GiB, "GiB", 0)
-# arg_utils.py's batch defaults for `vllm serve` (OPENAI_API_SERVER): a card whose CUDA total is 70 GiB or more
-# and that is not an A100 gets the larger pair of defaults, any other GPU the smaller. PR #51726 (merged
-# 2026-08-10) raised the larger token budget from 8192 to 16384.
-BATCH_DEFAULTS_PR = ("https://github.com/vllm-project/vllm/pull/51726 ([Config] Update default "
-                     "_max_num_batched_tokens from 8192 to 16384, merged 2026-08-10); "
-                     "https://github.com/ROCm/MAD/pull/235 (“VLLM now defaults to 16384”)")
-LARGE_CARD_GIB = 70
-DEFAULT_UTILISATION = 0.92  # CacheConfig.gpu_memory_utilization
-SEQS_LARGE, SEQS_SMALL = 1024, 256
-CHUNK_LARGE, CHUNK_SMALL = 16384, 2048
-CHUNK_LARGE_BEFORE = 8192
+DEFAULT_UTILISATION = PINNED.gpu_memory_utilization
 
-# vLLM's refusal of a token budget below the sequence cap, which documents 14 and 15 both respect.
-VERIFY_ARGS = ("vllm/config/scheduler.py, SchedulerConfig._verify_args: “max_num_batched_tokens (…) must be greater "
-               "than or equal to max_num_seqs (…)”")
+# vLLM's refusal of a token budget below the sequence cap when both are set (left unset, the cap is
+# lowered to the budget instead: vllm/engine/arg_utils.py, _set_default_max_num_seqs_and_batched_tokens_args).
+VERIFY_ARGS = ("vllm/config/scheduler.py, SchedulerConfig.verify_max_model_len (vLLM 0.33.0): “max_num_batched_tokens (…) "
+               "must be greater than or equal to max_num_seqs (…)”")
 
 
 @dataclass(frozen=True)
@@ -66,63 +64,65 @@ class Flag:
     many: bool = False  # takes one or more values, as argparse's nargs='+'
 
 
+_LARGEST, _LARGE, _SMALL = PINNED.batch_tiers
 FLAGS: tuple[Flag, ...] = (
-    Flag("--gpu-memory-utilization", "0.92", "the share of the card's memory this engine may hold: the pool",
-         True, f"{CACHE_CONFIG}, CacheConfig.gpu_memory_utilization = 0.92; {VLLM_SERVE_DOCS}"),
+    Flag("--gpu-memory-utilization", f"{DEFAULT_UTILISATION:g}", "the share of the card's memory this engine may hold: "
+         "the pool", True, f"{CACHE_CONFIG}.gpu_memory_utilization = {DEFAULT_UTILISATION:g}"),
     Flag("--max-model-len", "the model's max_position_embeddings",
          "the longest sequence, prompt and output, the engine accepts: the worst case one user is charged",
-         True, f"{MODEL_CONFIG}, ModelConfig.max_model_len (None: derived from the model's config); accepts 8k or 8K"),
-    Flag("--max-num-seqs", "1024 on a card of 70 GiB or more that is not an A100, 256 on other GPUs",
-         "the most sequences one step may hold: a cap on admitted users that memory never lifts",
-         True, f"{ARG_UTILS}, batch defaults (OPENAI_API_SERVER), unchanged by vllm-project/vllm PR #51726; "
-               f"{SCHEDULER_CONFIG}"),
-    Flag("--max-num-batched-tokens", "16384 on a card of 70 GiB or more that is not an A100, 2048 on other GPUs",
-         "the tokens one step processes: the prefill chunk; it moves the activation peak, which calc holds "
-         "as the activation reserve", False, f"{ARG_UTILS}, batch defaults (OPENAI_API_SERVER); {BATCH_DEFAULTS_PR}"),
+         True, f"{MODEL_CONFIG}.max_model_len (None: derived from the model's config; -1 or auto: the longest the "
+               f"cache holds); accepts 8k (8,000) or 8K (8,192)"),
+    Flag("--max-num-seqs", f"{_LARGE.seqs} on a card of {_LARGE.from_gib} GiB or more that is not an A100, {_SMALL.seqs} "
+         "on other GPUs",
+         "the most sequences one step may hold: a cap on admitted users that memory never lifts, and the rows of the "
+         "sampler's profile", True, PINNED.batch_source),
+    Flag("--max-num-batched-tokens", f"{_LARGE.tokens_serve} under vllm serve on a card of {_LARGE.from_gib} to "
+         f"{_LARGEST.from_gib} GiB that is not an A100, {_LARGEST.tokens_serve} from {_LARGEST.from_gib} GiB, "
+         f"{_SMALL.tokens_serve} on other GPUs",
+         "the tokens one step processes: the prefill chunk, and the forward pass the activation peak is profiled on",
+         True, PINNED.batch_source),
     Flag("--kv-cache-dtype", "auto (the model's dtype)", "the cache's bytes per element", True,
-         f"{CACHE_CONFIG}, CacheConfig.cache_dtype"),
+         f"{CACHE_CONFIG}.cache_dtype"),
     Flag("--enable-prefix-caching", "on", "shares full blocks of a common prefix (document 10); the pool is the same",
-         False, f"{CACHE_CONFIG}, CacheConfig.enable_prefix_caching = True", takes_value=False),
+         False, PINNED.cite("vllm/engine/arg_utils.py", "_set_default_chunked_prefill_and_prefix_caching_args"),
+         takes_value=False),
     Flag("--no-enable-prefix-caching", "", "turns prefix caching off; the pool is the same", False,
          f"{CACHE_CONFIG} (argparse BooleanOptionalAction)", takes_value=False),
     Flag("--tensor-parallel-size", "1", "splits every layer's heads and matrices across this many GPUs", True,
-         f"{PARALLEL_CONFIG}, ParallelConfig.tensor_parallel_size = 1"),
+         f"{PARALLEL_CONFIG}.tensor_parallel_size = 1"),
     Flag("--pipeline-parallel-size", "1", "splits the layers across this many GPUs in stages", True,
-         f"{PARALLEL_CONFIG}, ParallelConfig.pipeline_parallel_size = 1"),
+         f"{PARALLEL_CONFIG}.pipeline_parallel_size = 1"),
     Flag("--data-parallel-size", "1", "runs this many whole copies of the engine, each on its own GPUs with the "
-         "ladder shown here, so users multiply by it", False, f"{PARALLEL_CONFIG}, ParallelConfig.data_parallel_size = 1"),
+         "ladder shown here, so users multiply by it", False, f"{PARALLEL_CONFIG}.data_parallel_size = 1"),
     Flag("--quantization", "None (as the checkpoint says)", "the weights' format", True,
-         f"{MODEL_CONFIG}, ModelConfig.quantization"),
+         f"{MODEL_CONFIG}.quantization"),
     Flag("--dtype", "auto (bf16 for these checkpoints)", "the weights' and activations' 16-bit type", True,
-         f"{MODEL_CONFIG}, ModelConfig.dtype"),
-    Flag("--block-size", "16", "tokens per cache block", True,
-         f"{CACHE_CONFIG}, CacheConfig.DEFAULT_BLOCK_SIZE = 16; BlockSize = 1, 8, 16, 32, 64, 128 or 256"),
+         f"{MODEL_CONFIG}.dtype"),
+    Flag("--block-size", "16, or what the attention backend needs", "tokens per cache block", True,
+         f"{CACHE_CONFIG}.DEFAULT_BLOCK_SIZE = 16; any whole number above 0 that the attention backend takes "
+         "(FlashAttention: a multiple of 16)"),
     Flag("--kv-cache-memory-bytes", "None (sized from the utilisation)",
          "the KV cache per GPU in bytes; when set, the utilisation is ignored", True,
-         f"{CACHE_CONFIG}, CacheConfig.kv_cache_memory_bytes"),
-    Flag("--enforce-eager", "off", "skips CUDA graph capture: less memory held for graphs, slower small steps; "
-         "calc's activation reserve stands for both", False, f"{MODEL_CONFIG}, ModelConfig.enforce_eager = False",
+         f"{CACHE_CONFIG}.kv_cache_memory_bytes"),
+    Flag("--enforce-eager", "off", "skips CUDA graph capture: no graph estimate is taken from the pool, and small "
+         "steps launch every kernel from the host", True, f"{MODEL_CONFIG}.enforce_eager = False",
          takes_value=False),
-    Flag("--enable-lora", "off", "holds LoRA adapter slots on each GPU", True, f"{ARG_UTILS}, EngineArgs.enable_lora",
+    Flag("--enable-lora", "off", "holds LoRA adapter slots on each GPU", True, f"{ARG_UTILS}.enable_lora",
          takes_value=False),
     Flag("--max-loras", "1", "LoRA adapters one batch may use: the slots held on each GPU", True,
-         f"{LORA_CONFIG}, LoRAConfig.max_loras = 1"),
+         f"{LORA_CONFIG}.max_loras = 1"),
     Flag("--max-lora-rank", "16", "the rank every slot is sized for", True,
-         f"{LORA_CONFIG}, LoRAConfig.max_lora_rank = 16, one of 1, 8, 16, 32, 64, 128, 256, 320, 512"),
+         f"{LORA_CONFIG}.max_lora_rank = 16, one of 1, 8, 16, 32, 64, 128, 256, 320, 512"),
     Flag("--max-cpu-loras", "max-loras", "adapters kept in host memory, ready to load; beyond it they are "
-         "read from disk again", False,
-         f"{LORA_CONFIG}, LoRAConfig.max_cpu_loras"),
+         "read from disk again", False, f"{LORA_CONFIG}.max_cpu_loras"),
     Flag("--lora-modules", "none", "names adapters to serve; each takes a GPU slot while a request uses it", False,
          "vllm/entrypoints/openai/cli_args.py (nargs='+')", many=True),
     Flag("--fully-sharded-loras", "off", "shards the LoRA matrices fully across tensor-parallel GPUs, which on "
-         "one GPU changes nothing", False,
-         f"{LORA_CONFIG}, LoRAConfig.fully_sharded_loras = False", takes_value=False),
-    Flag("--swap-space", "4 GiB", "host memory per GPU for swapped-out blocks (older vLLM; current vLLM "
-         "recomputes instead)", False, f"{OLD_CACHE_CONFIG}, CacheConfig.swap_space = 4"),
+         "one GPU changes nothing", False, f"{LORA_CONFIG}.fully_sharded_loras = False", takes_value=False),
     Flag("--cpu-offload-gb", "0", "GiB of weights per GPU kept in host memory and streamed in each pass", True,
-         f"{OLD_CACHE_CONFIG}, CacheConfig.cpu_offload_gb = 0"),
+         f"{OFFLOAD_CONFIG}.cpu_offload_gb = 0"),
     Flag("--enable-chunked-prefill", "on", "splits long prompts into steps of max-num-batched-tokens", False,
-         f"{SCHEDULER_CONFIG}, SchedulerConfig.enable_chunked_prefill = True", takes_value=False),
+         f"{SCHEDULER_CONFIG}.enable_chunked_prefill = True", takes_value=False),
     Flag("--model", "", "the model, in the api_server form", True, MODEL_CONFIG),
     *(Flag(name, "", "serving, naming or logging only", False, VLLM_SERVE_DOCS)
       for name in ("--host", "--port", "--api-key", "--download-dir", "--seed", "--tokenizer",
@@ -134,24 +134,15 @@ FLAGS: tuple[Flag, ...] = (
       for name in ("--trust-remote-code", "--disable-log-requests", "--disable-log-stats", "--enable-auto-tool-choice")),
 )
 BY_NAME = {f.name: f for f in FLAGS}
+# Flags of older releases that vLLM 0.33.0's parser no longer has, so a line with one fails to start.
+REMOVED = {
+    "--swap-space": ("V1 preempts by recomputing, never by swapping blocks to host memory, and the flag went with "
+                     "V0's swap (" + PINNED.cite("vllm/v1/core/sched/scheduler.py", "Scheduler._preempt_request") + ")"),
+    "--preemption-mode": "V1 has one preemption policy, recompute, and the flag went with V0",
+}
 ALIASES = {"-tp": "--tensor-parallel-size", "-pp": "--pipeline-parallel-size", "-dp": "--data-parallel-size",
            "-q": "--quantization"}
 
-# Hugging Face repository ids calc knows the config of, lower-cased; a checkpoint in fp8 carries its format.
-MODELS: dict[str, tuple[Model, Precision | None]] = {
-    **{f"meta-llama/{prefix}llama-3.1-{size}{suffix}": (CATALOGUE[f"llama-3.1-{size}"], None)
-       for prefix in ("", "meta-") for size in ("8b", "70b", "405b") for suffix in ("", "-instruct")},
-    **{f"meta-llama/llama-3.2-1b{suffix}": (CATALOGUE["llama-3.2-1b"], None) for suffix in ("", "-instruct")},
-    **{f"mistralai/mixtral-8x7b{kind}-v0.1": (CATALOGUE["mixtral-8x7b"], None) for kind in ("", "-instruct")},
-    **{f"mistralai/mistral-7b{kind}-v0.1": (MISTRAL_7B, None) for kind in ("", "-instruct")},
-    **{f"google/gemma-2-9b{kind}": (GEMMA_2_9B, None) for kind in ("", "-it")},
-    "deepseek-ai/deepseek-v2": (DEEPSEEK_V2, None),
-    "deepseek-ai/deepseek-v3": (DEEPSEEK_V3, None),
-    # Neural Magic's fp8 checkpoint (calc.precision.QUANTISED_WEIGHTS_SOURCE)
-    "neuralmagic/meta-llama-3.1-8b-instruct-fp8": (CATALOGUE["llama-3.1-8b"], FP8),
-}
-KNOWN_MODELS = ("Llama 3.1 8B, 70B and 405B, Llama 3.2 1B, Mistral 7B, Mixtral 8x7B, Gemma 2 9B, "
-                "DeepSeek-V2 and V3")
 QUANTIZATIONS = {"fp8": FP8}  # the one method vLLM applies to a 16-bit checkpoint as it loads
 PRE_QUANTISED = ("awq", "awq_marlin", "gptq", "gptq_marlin")  # these read a checkpoint already in the format
 KV_DTYPES = {"auto": None, "bfloat16": BF16, "float16": BF16, "fp8": FP8, "fp8_e4m3": FP8, "fp8_e5m2": FP8}
@@ -295,6 +286,8 @@ def _flags(words: list[str]) -> tuple[str, list[tuple[str, str | None]]]:
         if name == "--lora-target-modules":
             raise LaunchError("--lora-target-modules narrows which layers get LoRA slots; calc sizes slots on all "
                               "seven linear layers of each block and cannot honour a narrower list")
+        if name in REMOVED:
+            raise LaunchError(f"{name} is not a flag of {PINNED.name}, which refuses the line: {REMOVED[name]}")
         flag = BY_NAME.get(name)
         if flag is None:
             raise LaunchError(f"{name[:40]} is not a vLLM flag this calculator knows")
@@ -372,17 +365,25 @@ def read(text: str, stack: Stack) -> Stack:
                           "models one tensor-parallel group (document 11 covers pipelines)")
     if _number("--cpu-offload-gb", given_flags.get("--cpu-offload-gb") or "0", "4") != 0:
         raise LaunchError("--cpu-offload-gb streams weights from host memory each pass; calc does not model it")
-    block = _whole("--block-size", given_flags.get("--block-size") or "16")
-    if block not in BLOCK_SIZES:
-        raise LaunchError(f"--block-size {grouped(block)}: vLLM accepts {', '.join(map(str, BLOCK_SIZES))} tokens")
+    default_block = PINNED.block_size(stack.card, model.is_latent)
+    block = _whole("--block-size", given_flags.get("--block-size") or str(default_block))
+    if model.is_latent and default_block != 16 and block not in FLASHINFER_MLA_BLOCKS:
+        raise LaunchError(f"--block-size {grouped(block)}: FlashInfer MLA, the backend vLLM picks for {model.name} on "
+                          f"{stack.card.name}, takes blocks of {' or '.join(map(str, FLASHINFER_MLA_BLOCKS))} tokens")
+    if block < 1 or block % BLOCK_MULTIPLE:
+        raise LaunchError(f"--block-size {grouped(block)}: the attention backend vLLM picks for {model.name} on "
+                          f"{stack.card.name} takes blocks of a multiple of {BLOCK_MULTIPLE} tokens")
     seqs = _optional_whole(given_flags, "--max-num-seqs")
     chunk = _optional_whole(given_flags, "--max-num-batched-tokens", human=True)
     if seqs is not None and seqs < 1 or chunk is not None and chunk < 1:
         raise LaunchError("--max-num-seqs and --max-num-batched-tokens must be at least 1")
-    if chunk is not None and chunk < (seqs or default_max_num_seqs(stack.card)):
-        named = "--max-num-seqs" if seqs else f"--max-num-seqs, vLLM's default on {stack.card.name},"
-        raise LaunchError(f"--max-num-batched-tokens ({grouped(chunk)}) must be at least {named} "
-                          f"({grouped(seqs or default_max_num_seqs(stack.card))}); vLLM refuses it")
+    if chunk is not None and seqs is not None and chunk < seqs:
+        raise LaunchError(f"--max-num-batched-tokens ({grouped(chunk)}) must be at least --max-num-seqs "
+                          f"({grouped(seqs)}); vLLM refuses it ({VERIFY_ARGS})")
+    if chunk is not None and seqs is None and chunk < default_max_num_seqs(stack.card):
+        notes.append(f"--max-num-seqs: lowered from vLLM's default on {stack.card.name}, "
+                     f"{grouped(default_max_num_seqs(stack.card))}, to the token budget, {grouped(chunk)} "
+                     f"(vllm/engine/arg_utils.py, _set_default_max_num_seqs_and_batched_tokens_args)")
     kv_bytes = _optional_whole(given_flags, "--kv-cache-memory-bytes", human=True)
     if kv_bytes is not None and kv_bytes < 1:
         raise LaunchError("--kv-cache-memory-bytes must be at least one byte")
@@ -393,8 +394,8 @@ def read(text: str, stack: Stack) -> Stack:
               for name in dict.fromkeys(n for n, _ in flags) if not BY_NAME[name].modelled]
     serving = Serving(command=text, tensor_parallel=tp, max_num_seqs=seqs, max_num_batched_tokens=chunk,
                       kv_cache_memory_bytes=kv_bytes, max_loras=loras, max_lora_rank=rank,
-                      notes="; ".join(notes))
-    launched = replace(stack, model=model, weight_precision=weights, kv_precision=kv, engine="vLLM",
+                      enforce_eager="--enforce-eager" in given_flags, notes="; ".join(notes))
+    launched = replace(stack, model=model, weight_precision=weights, kv_precision=kv, engine=PINNED,
                        gpu_memory_utilization=utilisation, context_limit=limit, block_size=block,
                        typical_conversation=min(stack.typical_conversation, limit), serving=serving)
     one = shard(launched)
@@ -403,9 +404,9 @@ def read(text: str, stack: Stack) -> Stack:
                           f"adapters that is {one.pool} per GPU, more than the {stack.card.engine_capacity} "
                           f"{stack.card.name} offers the engine")
     if one.kv_budget.value <= 0:
-        held = (f"the weights per GPU ({one.weights}), the reserve ({one.activations}) and the adapter slots "
+        held = (f"the weights per GPU ({one.weights}), what the profile holds ({one.reserve}) and the adapter slots "
                 f"({one.lora})" if one.lora.value else
-                f"the weights per GPU ({one.weights}) and the reserve ({one.activations})")
+                f"the weights per GPU ({one.weights}) and what the profile holds ({one.reserve})")
         raise LaunchError(f"on {stack.card.name} {held} fill the pool ({one.pool}) and leave no cache; vLLM stops at "
                           f"start-up. {_remedy(launched, one)}")
     if auto_length:
@@ -477,25 +478,22 @@ def _lora(flags: dict[str, str | None], model: Model, tp: int, notes: list[str])
 
 
 def default_max_num_seqs(card: Card) -> int:
-    return SEQS_LARGE if is_large_card(card) else SEQS_SMALL
+    return PINNED.batch_defaults(card)[1]
 
 
 def default_max_num_batched_tokens(card: Card) -> int:
-    return CHUNK_LARGE if is_large_card(card) else CHUNK_SMALL
-
-
-def is_large_card(card: Card) -> bool:
-    return card.engine_capacity.value >= LARGE_CARD_GIB * GiB and "A100" not in card.name
+    return PINNED.batch_defaults(card)[0]
 
 
 @dataclass(frozen=True)
 class Shard:
     """The ladder on one GPU of a tensor-parallel group, and what the scheduler's cap admits."""
 
+    accounting: memory.Accounting
     tensor_parallel: Result
     pool: Result
     weights: Result
-    activations: Result
+    reserve: Result
     lora: Result
     kv_budget: Result
     kv_heads: Result
@@ -515,67 +513,53 @@ class Shard:
     def binds(self) -> str:
         """What caps the paged count, in a phrase."""
         if self.kv_budget.value <= 0:
-            return "nothing, since the weights, reserve and adapters fill the pool and leave no cache"
+            return "nothing, since the weights, what the profile holds and the adapters fill the pool and leave no cache"
         if self.users_paged.value > self.max_num_seqs.value:
             return "--max-num-seqs, the scheduler's cap, below what memory admits"
         return "the KV budget, cache memory"
 
 
 def shard(stack: Stack) -> Shard:
-    """Per GPU: pool − weights ÷ TP − activations − LoRA slots = KV budget; ÷ the GPU's share of each
-    token = tokens; ÷ tokens per user = users, capped by --max-num-seqs."""
-    from .lora import slots_reserved
-    base = kvcache.ladder(stack)
+    """Per GPU, as the engine accounts it (calc.engine.memory): pool − weights ÷ TP − activation peak −
+    non-torch − CUDA graphs − LoRA slots = KV budget; ÷ the GPU's share of each token = tokens; ÷ tokens
+    per user = users, capped by --max-num-seqs."""
+    accounting = memory.of_stack(stack)
+    base = kvcache.ladder(replace(stack, serving=replace(stack.serving, tensor_parallel=1, max_loras=0,
+                                                         kv_cache_memory_bytes=None)))
     serving = stack.serving
     tp = serving.tensor_parallel
-    weights = base.weights if tp == 1 else Result(
-        base.weights.value / tp, GIB_HELD, formula="weights ÷ tensor-parallel size",
-        worked=f"{base.weights.operand} ÷ {tp} = {GIB_HELD.show(base.weights.value / tp)}")
-    lora = slots_reserved(stack.model, serving.max_lora_rank, serving.max_loras, tp)
-    pool = base.pool
+    pool = accounting.pool
     if serving.kv_cache_memory_bytes is not None:
-        budget = given(serving.kv_cache_memory_bytes, GIB_HELD, "--kv-cache-memory-bytes")
-        held = weights.value + base.activations.value + lora.value + budget.value
-        pool = Result(held, GIB_HELD, formula="weights per GPU + activations + LoRA slots + --kv-cache-memory-bytes",
-                      worked=(f"{weights} + {base.activations} + {lora} + {budget} = {GIB_HELD.show(held)}; "
-                              f"the utilisation is not used"))
-    elif tp == 1 and not serving.max_loras:
-        budget = base.kv_budget
-    else:
-        value = base.pool.value - weights.value - base.activations.value - lora.value
-        terms = f"{base.pool} − {weights} − {base.activations}" + (f" − {lora}" if lora.value else "")
-        budget = Result(value, GIB_HELD, formula="pool − weights per GPU − activations − LoRA slots",
-                        worked=f"{terms} = {GIB_HELD.show(value)}")
-    heads = kv_heads_per_gpu(stack.model, tp)
-    per_token = base.per_token if heads.value == stack.model.num_key_value_heads or stack.model.is_latent else \
-        kvcache.bytes_per_token(replace(stack.model, num_key_value_heads=int(heads.value)), stack.kv_precision)
-    capacity = kvcache.token_capacity(budget, per_token, stack.block_size)
+        held = accounting.weights.value + accounting.reserve.value + accounting.lora.value + accounting.available.value
+        pool = Result(held, GIB_HELD, formula="weights per GPU + what the profile holds + LoRA slots + --kv-cache-memory-bytes",
+                      worked=(f"{accounting.weights} + {accounting.reserve} + {accounting.lora} + {accounting.available} = "
+                              f"{GIB_HELD.show(held)}; the utilisation is not used"))
+    capacity = accounting.tokens
     worst = kvcache.users_by_tokens(capacity, base.tokens_per_user)
     paged = kvcache.users_by_tokens(capacity, base.tokens_per_user_paged)
-    seqs_value = serving.max_num_seqs or default_max_num_seqs(stack.card)
-    seqs = given(seqs_value, COUNT, "--max-num-seqs" if serving.max_num_seqs else
-                 f"--max-num-seqs, vLLM's default on {stack.card.name}")
-    chunk_value = serving.max_num_batched_tokens or min(default_max_num_batched_tokens(stack.card),
-                                                        seqs_value * stack.context_limit)
+    seqs = given(accounting.max_num_seqs.value, COUNT, "--max-num-seqs" if serving.max_num_seqs else
+                 f"--max-num-seqs, {stack.engine.name}'s default on {stack.card.name}")
     return Shard(
+        accounting=accounting,
         tensor_parallel=given(tp, COUNT, "--tensor-parallel-size"),
         pool=pool,
-        weights=weights,
-        activations=base.activations,
-        lora=lora,
-        kv_budget=budget,
-        kv_heads=heads,
-        per_token=per_token,
+        weights=accounting.weights,
+        reserve=accounting.reserve,
+        lora=accounting.lora,
+        kv_budget=accounting.available,
+        kv_heads=kv_heads_per_gpu(stack.model, tp),
+        per_token=accounting.per_token,
         token_capacity=capacity,
         tokens_per_user=base.tokens_per_user,
         tokens_per_user_paged=base.tokens_per_user_paged,
         users_worst=worst,
         users_paged=paged,
         max_num_seqs=seqs,
-        max_num_batched_tokens=given(chunk_value, COUNT, "--max-num-batched-tokens, tokens a step"),
+        max_num_batched_tokens=given(accounting.max_num_batched_tokens.value, COUNT,
+                                     "--max-num-batched-tokens, tokens a step"),
         admitted_worst=_capped(worst, seqs),
         admitted_paged=_capped(paged, seqs),
-        concurrency=_concurrency(capacity, stack.context_limit),
+        concurrency=accounting.concurrency,
     )
 
 
@@ -594,13 +578,6 @@ def _capped(users: Result, seqs: Result) -> Result:
     return Result(value, COUNT, formula="the lesser of memory's users and --max-num-seqs",
                   worked=(f"the lesser of {grouped(users.value)} by memory and {grouped(seqs.value)} by "
                           f"--max-num-seqs: {grouped(value)}"))
-
-
-def _concurrency(capacity: Result, limit: int) -> Result:
-    """vLLM's own start-up line: the token capacity over the longest sequence."""
-    value = capacity.value / limit
-    return Result(value, RATIO_FINE, formula="token capacity ÷ max-model-len",
-                  worked=f"{capacity} ÷ {TOKENS.show(limit)} = {value:,.2f}×")
 
 
 def utilisation_curve(stack: Stack) -> list[dict]:
@@ -708,7 +685,7 @@ def other_engines(stack: Stack, one: Shard) -> dict[str, Result]:
     """The same card and model under other engines' memory rules, for the two comparisons the page makes."""
     base = kvcache.ladder(stack)
     sglang = base.pool.value - one.weights.value
-    free = base.capacity.value - one.weights.value - base.activations.value
+    free = base.capacity.value - one.weights.value - one.reserve.value
     trt = TRT_FREE_FRACTION * free
     # Shown in tokens: the budget itself is in the arithmetic of the token count.
     trt_tokens = kvcache.token_capacity(Result(trt, GIB_HELD), one.per_token, stack.block_size)
@@ -716,11 +693,11 @@ def other_engines(stack: Stack, one: Shard) -> dict[str, Result]:
     return {
         "sglang_budget": Result(sglang, GIB_HELD, formula="capacity × fraction − weights (activations outside it)",
                                 worked=f"{base.pool} − {one.weights} = {GIB_HELD.show(sglang)}"),
-        "activation_gap": given(base.activations.value, GIB_HELD, "the activation reserve vLLM counts inside its pool"),
+        "activation_gap": given(one.reserve.value, GIB_HELD, "what vLLM's profile takes inside its pool"),
         "trt_fraction": given(TRT_FREE_FRACTION, FRACTION, "kv_cache_free_gpu_memory_fraction"),
         "trt_capacity": Result(trt_tokens.value, TOKENS,
-                               formula="free fraction × (capacity − weights − activations), in whole blocks",
-                               worked=(f"{TRT_FREE_FRACTION:g} × ({base.capacity} − {one.weights} − {base.activations}) = "
+                               formula="free fraction × (capacity − weights − vLLM's profiled reserve), in whole blocks",
+                               worked=(f"{TRT_FREE_FRACTION:g} × ({base.capacity} − {one.weights} − {one.reserve}) = "
                                        f"{GIB_HELD.show(trt)}; {trt_tokens.worked}")),
         "trt_users": kvcache.users_by_tokens(trt_tokens, one.tokens_per_user_paged),
         "llama_slots": given(LLAMA_SLOTS, COUNT, "-np set explicitly, an example"),
@@ -756,15 +733,8 @@ def section(stack: Stack) -> dict[str, object]:
         "utilisation": given(stack.gpu_memory_utilization, FRACTION_SHORT, "--gpu-memory-utilization"),
         "max_model_len": given(stack.context_limit, TOKENS, "--max-model-len"),
         "default_utilisation": given(DEFAULT_UTILISATION, FRACTION_SHORT, f"vLLM's default ({CACHE_CONFIG})"),
-        "default_seqs_large": given(SEQS_LARGE, COUNT, f"vLLM's default ({ARG_UTILS})"),
-        "default_seqs_small": given(SEQS_SMALL, COUNT, f"vLLM's default ({ARG_UTILS})"),
-        "default_chunk_large": given(CHUNK_LARGE, TOKENS, f"vLLM's default ({ARG_UTILS}; {BATCH_DEFAULTS_PR})"),
-        "default_chunk_small": given(CHUNK_SMALL, TOKENS, f"vLLM's default ({ARG_UTILS})"),
-        "previous_chunk_large": given(CHUNK_LARGE_BEFORE, TOKENS,
-                                      f"vLLM's default before PR #51726 ({BATCH_DEFAULTS_PR})"),
-        "previous_utilisation": given(0.9, FRACTION_SHORT, f"vLLM's default until recently ({OLD_CACHE_CONFIG})"),
+        "defaults": engine_defaults(stack),
         "default_lora_rank": given(16, COUNT, f"vLLM's default --max-lora-rank ({LORA_CONFIG})"),
-        "large_card": given(LARGE_CARD_GIB * GiB, GIB_WHOLE, f"the card size vLLM's larger defaults start at ({ARG_UTILS})"),
         "blocks": Result(one.token_capacity.value / stack.block_size, COUNT, formula="token capacity ÷ block size",
                          worked=f"{one.token_capacity} ÷ {stack.block_size} = "
                                 f"{grouped(one.token_capacity.value / stack.block_size)} blocks"),
@@ -775,6 +745,29 @@ def section(stack: Stack) -> dict[str, object]:
         "examples": examples(stack),
         "others": other_engines(stack, one),
         "replicas": replicas_against_split(stack),
+    }
+
+
+def engine_defaults(stack: Stack) -> dict[str, Result]:
+    """The release's scheduler defaults by card tier and entry point, read from its tiers."""
+    source = stack.engine.batch_source
+    largest, large, small = stack.engine.batch_tiers[0], stack.engine.batch_tiers[-2], stack.engine.batch_tiers[-1]
+    tokens_here, seqs_here = stack.engine.batch_defaults(stack.card)
+    return {
+        "seqs_large": given(large.seqs, COUNT, f"max_num_seqs on a card of {large.from_gib} GiB or more ({source})"),
+        "seqs_small": given(small.seqs, COUNT, f"max_num_seqs on a smaller card or an A100 ({source})"),
+        "tokens_serve": given(large.tokens_serve, TOKENS, f"max_num_batched_tokens under vllm serve from "
+                                                          f"{large.from_gib} GiB ({source})"),
+        "tokens_class": given(large.tokens_class, TOKENS, f"max_num_batched_tokens for the LLM class from "
+                                                          f"{large.from_gib} GiB, and under vllm serve from "
+                                                          f"{largest.from_gib} GiB ({source})"),
+        "tokens_small": given(small.tokens_serve, TOKENS, f"max_num_batched_tokens under vllm serve on a smaller card "
+                                                          f"({source})"),
+        "large_card": given(large.from_gib * GiB, GIB_WHOLE, f"NVML's total from which the larger defaults apply ({source})"),
+        "largest_card": given(largest.from_gib * GiB, GIB_WHOLE, f"NVML's total from which vllm serve gets "
+                                                                 f"{grouped(largest.tokens_serve)} ({source})"),
+        "tokens_here": given(tokens_here, TOKENS, f"max_num_batched_tokens under vllm serve on the {stack.card.name}"),
+        "seqs_here": given(seqs_here, COUNT, f"max_num_seqs on the {stack.card.name}"),
     }
 
 

@@ -12,12 +12,14 @@ rank keeps all of it. Pipeline stages hold whole layers; the busiest stage is th
 """
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass, replace
 from functools import lru_cache
 
 from . import kvcache, operations, timing
 from .anatomy import count_parameters
+from .engine import memory, steptime
+from .engine.sharding import (VOCAB_PADDING, VOCAB_SOURCE, cache_per_token, kv_copies, kv_heads_per_rank, matrices_per_gpu,
+                              norms_per_gpu, stage_layers, tables_per_gpu)
 from .cards import H200_SXM, L40S, Card
 from .models import DEEPSEEK_V3, LLAMA_3_1_405B, LLAMA_3_1_70B, MIXTRAL_8X7B, Model
 from .precision import BF16, FP8, PRECISIONS, Precision, weight_bytes
@@ -27,14 +29,6 @@ from .units import (BYTES, COUNT, GB_MOVED, GB_PER_S, GFLOP, GIB_HELD, KIB_HELD,
 
 NODE_GPUS = 8  # GPUs one server joins by NVLink (HGX H100, H200, B200) or on one PCIe fabric
 DEGREES = (1, 2, 4, 8)
-VOCAB_PADDING = 64
-VOCAB_SOURCE = ("vLLM, vllm/model_executor/layers/vocab_parallel_embedding.py: DEFAULT_VOCAB_PADDING_SIZE = 64; "
-                "VocabParallelEmbedding and ParallelLMHead each hold a slice of the padded vocabulary per "
-                "tensor-parallel rank, https://github.com/vllm-project/vllm")
-SPLIT_SOURCE = ("vLLM: ModelConfig.verify_with_parallel_config refuses a tensor-parallel size that does not divide "
-                "the attention heads; QKVParallelLinear (vllm/model_executor/layers/linear.py) gives each rank "
-                "kv_heads ÷ tp heads when tp < kv_heads and one head replicated tp ÷ kv_heads times otherwise, "
-                "and divide() insists each quotient is whole, https://github.com/vllm-project/vllm")
 # Published measurements the two link assumptions stand for (calc.stack.Parallel), as data.
 RING_EFFECTIVE_GB_PER_S = 370
 RING_SOURCE = ("NCCL's developers: H100 NVLink's line rate is 450 GB/s; after about 20% of protocol overhead a ring "
@@ -73,107 +67,15 @@ def refusal(model: Model, tensor: int, pipeline: int) -> str:
     return ""
 
 
-def stage_layers(model: Model, pipeline: int) -> int:
-    """Layers on the busiest stage: an uneven split leaves one stage a layer heavier."""
-    return -(-model.num_hidden_layers // pipeline)
-
-
-def kv_heads_per_rank(model: Model, tensor: int) -> int:
-    if model.is_latent:
-        return 1
-    return max(1, model.num_key_value_heads // tensor)
-
-
-def kv_copies(model: Model, tensor: int) -> Result:
-    """How many ranks hold each KV head: 1 while they are split, more once they are replicated."""
-    if model.is_latent:
-        return Result(tensor, COUNT, formula="every rank: a latent cache has one head",
-                      worked=f"a latent cache has one head, so all {tensor} ranks hold it")
-    kv = model.num_key_value_heads
-    if tensor < kv:
-        return Result(1, COUNT, formula="1 while tp < kv_heads",
-                      worked=f"{tensor} GPUs split {kv} KV heads: each head is held once")
-    copies = tensor // kv
-    return Result(copies, COUNT, formula="tp ÷ kv_heads once tp ≥ kv_heads", worked=f"{tensor} ÷ {kv} = {copies}")
-
-
-def _stage(model: Model, pipeline: int) -> str:
-    """The pipeline factor in a worked line, or nothing at one stage."""
-    return f" × {stage_layers(model, pipeline)} ÷ {model.num_hidden_layers}" if pipeline > 1 else ""
-
-
-def matrices_per_gpu(model: Model, tensor: int, pipeline: int) -> Result:
-    """Block-matrix parameters one GPU holds: its stage's share of the layers, split by tensor
-    parallelism, with the K and V projections copied where KV heads are replicated."""
-    count = count_parameters(model)
-    block = count.block_matrices
-    share = stage_layers(model, pipeline) / model.num_hidden_layers
-    kv = model.num_key_value_heads
-    if model.is_latent or tensor <= kv:
-        value = block * share / tensor
-        return Result(value, COUNT, formula="block matrices × stage share ÷ tp",
-                      worked=f"{grouped(block)}{_stage(model, pipeline)} ÷ {tensor} = {grouped(value)}")
-    projections = model.num_hidden_layers * 2 * model.hidden_size * kv * model.head_dim
-    value = ((block - projections) / tensor + projections / kv) * share
-    return Result(value, COUNT, formula="(block matrices but K and V ÷ tp + K and V ÷ kv_heads) × stage share",
-                  worked=(f"({grouped(block - projections)} ÷ {tensor} + {grouped(projections)} ÷ {kv})"
-                          f"{_stage(model, pipeline)} = {grouped(value)}"))
-
-
-def tables_per_gpu(model: Model, tensor: int, pipeline: int) -> Result:
-    """Embedding and LM head parameters one GPU holds: a vocabulary slice of each table on its stage."""
-    padded = -(-model.vocab_size // VOCAB_PADDING) * VOCAB_PADDING
-    rows = -(-padded // tensor)
-    tables = 2 if pipeline == 1 and not model.tie_word_embeddings else 1
-    value = tables * rows * model.hidden_size
-    return Result(value, COUNT, formula="tables on the stage × ⌈padded vocabulary ÷ tp⌉ × hidden",
-                  worked=f"{tables} × ⌈{grouped(padded)} ÷ {tensor}⌉ × {grouped(model.hidden_size)} = {grouped(value)}")
-
-
-def norms_per_gpu(model: Model, pipeline: int) -> Result:
-    count = count_parameters(model)
-    layers = stage_layers(model, pipeline)
-    value = layers * count.norms_per_layer + count.final_norm
-    return Result(value, COUNT, formula="layers on the stage × norms per layer + final norm (replicated)",
-                  worked=f"{layers} × {grouped(count.norms_per_layer)} + {grouped(count.final_norm)} = {grouped(value)}")
-
-
-def weights_per_gpu(model: Model, precision: Precision, tensor: int, pipeline: int) -> Result:
-    """Bytes of weights one GPU holds. Quantisation converts the block matrices only; tables and
-    norms stay in bf16, as calc.precision.weight_bytes counts them."""
-    matrices = matrices_per_gpu(model, tensor, pipeline)
-    tables, norms = tables_per_gpu(model, tensor, pipeline), norms_per_gpu(model, pipeline)
-    width = precision.bytes if precision.quantised else BF16.bytes
-    value = matrices.value * width + (tables.value + norms.value) * BF16.bytes
-    return Result(value, GIB_HELD, formula="matrices × bytes per weight + (tables + norms) × 2 B",
-                  worked=(f"{grouped(matrices.value)} × {plain(width)} B + ({grouped(tables.value)} + "
-                          f"{grouped(norms.value)}) × 2 B = {grouped(value)} B = {GIB_HELD.show(value)}"))
-
-
-def cache_per_token(model: Model, kv: Precision, tensor: int, pipeline: int) -> Result:
-    """Cache bytes one GPU keeps for each token: its stage's layers, its share of the KV heads."""
-    layers = stage_layers(model, pipeline)
-    if model.is_latent:
-        width = model.kv_lora_rank + model.qk_rope_head_dim
-        value = layers * width * kv.bytes
-        return Result(value, KIB_HELD, formula="stage layers × (kv_lora_rank + qk_rope_head_dim) × bytes, on every rank",
-                      worked=(f"{layers} × ({grouped(model.kv_lora_rank)} + {model.qk_rope_head_dim}) × {plain(kv.bytes)} "
-                              f"= {grouped(value)} B = {KIB_HELD.show(value)}"))
-    heads = kv_heads_per_rank(model, tensor)
-    value = 2 * layers * heads * model.head_dim * kv.bytes
-    return Result(value, KIB_HELD, formula="2 × stage layers × KV heads per rank × head_dim × bytes",
-                  worked=(f"2 × {layers} × {heads} × {model.head_dim} × {plain(kv.bytes)} = {grouped(value)} B = "
-                          f"{KIB_HELD.show(value)}"))
-
-
 def remainder(pool: Result, weights: Result, reserve: Result) -> Result:
-    """pool − weights − reserve, shown precisely enough that the printed terms subtract to it."""
+    """pool − weights − what the profile holds back, shown precisely enough that the printed terms
+    subtract to it."""
     value = pool.value - weights.value - reserve.value
     terms = (pool, weights, reserve)
     printed = round(value / GiB, 2)
     by_hand = round(pool.value / GiB, 2) - round(weights.value / GiB, 2) - round(reserve.value / GiB, 2)
     shown = [t.operand for t in terms] if abs(by_hand - printed) > 0.005 else [str(t) for t in terms]
-    return Result(value, GIB_HELD, formula="pool − weights per GPU − activations",
+    return Result(value, GIB_HELD, formula="pool − weights per GPU − activation, non-torch and CUDA graphs",
                   worked=f"{shown[0]} − {shown[1]} − {shown[2]} = {GIB_HELD.show(value)}")
 
 
@@ -190,15 +92,34 @@ class Plan:
     matrices: Result
     tables: Result
     norms: Result
-    pool: Result
-    weights: Result
-    activations: Result
-    kv_budget: Result
-    per_token: Result
-    token_capacity: Result
+    accounting: memory.Accounting
     tokens_per_user: Result
     users_worst: Result
     users_paged: Result
+
+    @property
+    def pool(self) -> Result:
+        return self.accounting.pool
+
+    @property
+    def weights(self) -> Result:
+        return self.accounting.weights
+
+    @property
+    def reserve(self) -> Result:
+        return self.accounting.reserve
+
+    @property
+    def kv_budget(self) -> Result:
+        return self.accounting.available
+
+    @property
+    def per_token(self) -> Result:
+        return self.accounting.per_token
+
+    @property
+    def token_capacity(self) -> Result:
+        return self.accounting.tokens
 
     @property
     def model(self) -> Model:
@@ -216,7 +137,7 @@ class Plan:
     @property
     def verdict(self) -> str:
         if self.kv_budget.value <= 0:
-            return (f"does not fit: each GPU's share of the weights and its activation reserve overflow its pool by "
+            return (f"does not fit: each GPU's share of the weights and what its profile holds back overflow its pool by "
                     f"{GIB_HELD.show(-self.kv_budget.value)}")
         if self.users_worst.value < 1:
             return "loads, but not one sequence at the full context limit fits in the cache left"
@@ -272,13 +193,12 @@ class Plan:
 
 @lru_cache(maxsize=256)
 def plan(stack: Stack, tensor: int, pipeline: int) -> Plan:
-    """The stack's model (its weights and cache precisions, on its card) split tp × pp ways."""
+    """The stack's model (its weights and cache precisions, on its card) split tp × pp ways: the
+    engine's ladder on one GPU of the split."""
     model = stack.model
     ladder = kvcache.ladder(stack)
-    weights = weights_per_gpu(model, stack.weight_precision, tensor, pipeline)
-    budget = remainder(ladder.pool, weights, ladder.activations)
-    per_token = cache_per_token(model, stack.kv_precision, tensor, pipeline)
-    capacity = kvcache.token_capacity(budget, per_token, stack.block_size)
+    accounting = memory.of_stack(stack, tensor=tensor, pipeline=pipeline)
+    capacity = accounting.tokens
     return Plan(
         stack=stack, tensor=tensor, pipeline=pipeline,
         layers=Result(stage_layers(model, pipeline), COUNT, formula="⌈layers ÷ stages⌉",
@@ -288,12 +208,7 @@ def plan(stack: Stack, tensor: int, pipeline: int) -> Plan:
         matrices=matrices_per_gpu(model, tensor, pipeline),
         tables=tables_per_gpu(model, tensor, pipeline),
         norms=norms_per_gpu(model, pipeline),
-        pool=ladder.pool,
-        weights=weights,
-        activations=ladder.activations,
-        kv_budget=budget,
-        per_token=per_token,
-        token_capacity=capacity,
+        accounting=accounting,
         tokens_per_user=ladder.tokens_per_user,
         users_worst=kvcache.users_by_tokens(capacity, ladder.tokens_per_user),
         users_paged=kvcache.users_by_tokens(capacity, ladder.tokens_per_user_paged),
@@ -401,31 +316,8 @@ def handoffs(stack: Stack, pipeline: int, tokens: int) -> Result:
 
 # ---- Time: one GPU's share of the step from the time model, plus the communication.
 
-def _rates(stack: Stack) -> tuple[Result, Result]:
-    bandwidth = timing.achieved(stack.card.bandwidth, stack.efficiency.bandwidth_fraction, "bandwidth fraction")
-    compute = timing.achieved(timing.peak_compute(stack.card, stack.weight_precision), stack.efficiency.mfu, "MFU")
-    return bandwidth, compute
-
-
-def weights_read_per_gpu(split: Plan) -> Result:
-    """Weight bytes one GPU reads per pass: all it holds but its slice of an untied embedding, which is
-    gathered. Over several stages the busiest is priced: the last, whose one table is the LM head it reads."""
-    model = split.model
-    if model.tie_word_embeddings or split.pipeline > 1:
-        why = "the tied table is read as the LM head" if model.tie_word_embeddings else "the last stage reads its LM head"
-        return Result(split.weights.value, GB_MOVED, formula=f"weights per GPU ({why})",
-                      worked=f"{grouped(split.weights.value)} B = {GB_MOVED.show(split.weights.value)}")
-    table = split.tables.value / 2 * BF16.bytes
-    value = split.weights.value - table
-    return Result(value, GB_MOVED, formula="weights per GPU − its embedding slice, gathered rather than read",
-                  worked=f"{grouped(split.weights.value)} B − {grouped(table)} B = {GB_MOVED.show(value)}")
-
-
-def _divided(what: float, split: Plan) -> tuple[float, str]:
-    """A whole-model amount of work as one GPU of the busiest stage does it, and how in words."""
-    model = split.model
-    share = split.layers.value / model.num_hidden_layers
-    return what * share / split.tensor, f"{_stage(model, split.pipeline)} ÷ {split.tensor}"
+def _hardware(stack: Stack) -> steptime.Hardware:
+    return timing.timed(stack).hardware
 
 
 class Communicating:
@@ -456,33 +348,41 @@ class Communicating:
                       worked=f"{self.communication.operand} ÷ {self.time.operand} = {SHARE.show(value)}")
 
 
+def _staged(groups: tuple[steptime.Group, ...], stages: int, overhead: Result, what: str) -> Result:
+    """Each stage's kernels one after another, and the step's fixed cost once."""
+    stage = sum(g.time.value for g in groups)
+    value = stages * stage + overhead.value
+    kernels = " + ".join(g.time.operand for g in groups)
+    if stages == 1:
+        return Result(value, MS, formula=f"{what} on one GPU + the step's fixed cost",
+                      worked=f"{kernels} + {overhead.operand} = {MS.show(value)}")
+    return Result(value, MS, formula=f"stages × {what} on one GPU + the step's fixed cost",
+                  worked=f"{stages} × ({kernels}) + {overhead.operand} = {MS.show(value)}")
+
+
 @dataclass(frozen=True)
 class Step(Communicating):
-    """One decode step of the split model: each stage's GPUs run their share of the time model's
-    kernels, one stage after another, and the all-reduces and hand-offs wait between them."""
+    """One decode step of the split model: each stage's GPUs run their share of the step's kernels,
+    one stage after another, and the all-reduces and hand-offs wait between them."""
 
     TIME_FORMULA = "computing + communicating, one after the other"
     SHARE_FORMULA = "communicating ÷ step"
 
     batch: Result
     tokens: int
-    matmuls: timing.Kernels
-    attention: timing.Kernels
+    matmuls: steptime.Group
+    head: steptime.Group
+    attention: steptime.Group
+    others: steptime.Group
+    overhead: Result
     stages: int
     all_reduce: AllReduces
     handoff: Result
 
     @property
     def compute(self) -> Result:
-        stage = self.matmuls.time.value + self.attention.time.value
-        value = self.stages * stage
-        kernels = (f"max({self.matmuls.reading.operand}, {self.matmuls.computing.operand}) + "
-                   f"max({self.attention.reading.operand}, {self.attention.computing.operand})")
-        if self.stages == 1:
-            return Result(value, MS, formula="matrix multiplies + attention on one GPU",
-                          worked=f"{kernels} = {MS.show(value)}")
-        return Result(value, MS, formula="stages × (matrix multiplies + attention) on one GPU",
-                      worked=f"{self.stages} × ({kernels}) = {MS.show(value)}")
+        return _staged((self.matmuls, self.head, self.attention, self.others), self.stages, self.overhead,
+                       "(matrix multiplies + LM head + attention + norms and activation)")
 
     @property
     def tokens_per_second(self) -> Result:
@@ -495,30 +395,18 @@ def decode_step(split: Plan, batch: int, tokens: int) -> Step:
     """`batch` sequences each holding `tokens` tokens, on the split."""
     stack, model = split.stack, split.model
     held = model.tokens_cached(tokens)
-    bandwidth, compute = _rates(stack)
-    linear, linear_how = _divided(batch * operations.linear_ops_per_token(model).value, split)
-    attention, attention_how = _divided(batch * operations.attention_ops_per_position(model).value * held, split)
-    cache = batch * held * split.per_token.value
-    per_layer = operations.linear_ops_per_token(model).value
+    hw, tp, pp = _hardware(stack), split.tensor, split.pipeline
     return Step(
         batch=given(batch, COUNT, "sequences decoding together"),
         tokens=held,
-        matmuls=timing.kernels(
-            "matrix multiplies", weights_read_per_gpu(split),
-            Result(linear, GFLOP, formula="batch × operations per token × stage share ÷ tp",
-                   worked=f"{grouped(batch)} × {grouped(per_layer)}{linear_how} = {GFLOP.show(linear)}"),
-            bandwidth, compute),
-        attention=timing.kernels(
-            "attention",
-            Result(cache, GB_MOVED, formula="batch × tokens × cache per token per GPU",
-                   worked=f"{grouped(batch)} × {grouped(held)} × {grouped(split.per_token.value)} B = {GB_MOVED.show(cache)}"),
-            Result(attention, GFLOP, formula="batch × attention per position × tokens × stage share ÷ tp",
-                   worked=(f"{grouped(batch)} × {grouped(operations.attention_ops_per_position(model).value)} × "
-                           f"{grouped(held)}{attention_how} = {GFLOP.show(attention)}")),
-            bandwidth, compute),
-        stages=split.pipeline,
-        all_reduce=all_reduces(stack, split.tensor, batch, model.num_hidden_layers),
-        handoff=handoffs(stack, split.pipeline, batch),
+        matmuls=steptime.matrices(hw, model, batch, tp, pp),
+        head=steptime.head(hw, model, batch, tp),
+        attention=steptime.decode_attention(hw, model, batch, batch * held, tp, pp),
+        others=steptime.elementwise(hw, model, batch, tp, pp),
+        overhead=steptime.overhead(),
+        stages=pp,
+        all_reduce=all_reduces(stack, tp, batch, model.num_hidden_layers),
+        handoff=handoffs(stack, pp, batch),
     )
 
 
@@ -534,21 +422,16 @@ class Prefill(Communicating):
     handoff: Result
 
 
-
 def prefill(split: Plan, prompt: int) -> Prefill:
     stack, model = split.stack, split.model
-    bandwidth, compute = _rates(stack)
-    ops, how = _divided(operations.prefill_ops(model, prompt).value, split)
-    read = weights_read_per_gpu(split)
-    value = split.pipeline * max(ops / compute.value, read.value / bandwidth.value)
-    longer = (f"max({grouped(operations.prefill_ops(model, prompt).value)} FLOP{how} ÷ {compute.operand}, "
-              f"{read.operand} ÷ {bandwidth.operand})")
+    hw, tp, pp = _hardware(stack), split.tensor, split.pipeline
+    groups = (steptime.matrices(hw, model, prompt, tp, pp), steptime.head(hw, model, 1, tp),
+              steptime.prefill_attention(hw, model, ((prompt, 0),), tp, pp), steptime.elementwise(hw, model, prompt, tp, pp))
     return Prefill(
         prompt=prompt,
-        compute=Result(value, MS, formula="stages × max(operations per GPU ÷ achieved compute, weights read ÷ achieved bandwidth)",
-                       worked=(f"{split.pipeline} × {longer}" if split.pipeline > 1 else longer) + f" = {MS.show(value)}"),
-        all_reduce=all_reduces(stack, split.tensor, prompt, model.num_hidden_layers),
-        handoff=handoffs(stack, split.pipeline, prompt),
+        compute=_staged(groups, pp, steptime.overhead(), "(matrix multiplies + LM head + attention + norms)"),
+        all_reduce=all_reduces(stack, tp, prompt, model.num_hidden_layers),
+        handoff=handoffs(stack, pp, prompt),
     )
 
 
@@ -630,7 +513,7 @@ def attention_split(stack: Stack) -> dict[str, object]:
     weights = Result(held, GIB_HELD, formula="(attention whole + the rest ÷ GPUs) × 1 B + (tables + norms) × 2 B",
                      worked=(f"({grouped(attention)} + {grouped(rest)} ÷ {NODE_GPUS}) × 1 B + ({grouped(tables.value)} + "
                              f"{grouped(norms.value)}) × 2 B = {grouped(held)} B = {GIB_HELD.show(held)}"))
-    budget = remainder(tp.pool, weights, tp.activations)
+    budget = remainder(tp.pool, weights, tp.reserve)
     capacity = kvcache.token_capacity(budget, tp.per_token, on.block_size)
     each = kvcache.users_by_tokens(capacity, tp.tokens_per_user)
     users = NODE_GPUS * int(each.value)

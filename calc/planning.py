@@ -21,6 +21,7 @@ from dataclasses import dataclass, replace
 from functools import lru_cache
 
 from . import kvcache, operations, timing
+from .engine.release import PINNED
 from .precision import FP8
 from .launch import VERIFY_ARGS
 from .simulation import capped_moment, lognormal_through, normal_below
@@ -112,20 +113,17 @@ def mean_positions(stack: Stack) -> Result:
 
 def mean_prefill(stack: Stack, prompt: Result, positions: Result) -> Result:
     """The mean prompt's prefill: the mean of the operations (linear in N, plus attention over the
-    mean positions) at the achieved compute rate, or one read of the weights if that is longer."""
+    mean positions) at the rate the engine's prefill of the typical prompt achieves."""
     model = stack.model
     blocks, head = operations.block_parameters(model), operations.head_parameters(model)
     per_position = operations.attention_ops_per_position(model).value
     ops = 2 * blocks * prompt.value + 2 * head + per_position * positions.value
-    rate = timing.achieved(timing.peak_compute(stack.card, stack.weight_precision), stack.efficiency.mfu, "MFU")
-    bandwidth = timing.achieved(stack.card.bandwidth, stack.efficiency.bandwidth_fraction, "bandwidth fraction")
-    weights = timing.weights_read(model, stack.weight_precision)
-    value = max(ops / rate.value, weights.value / bandwidth.value)
-    return Result(value, MS, formula="max(mean prefill operations ÷ achieved compute, weights ÷ achieved bandwidth)",
+    rate = timing.prefill_rate(stack)
+    value = ops / rate.value
+    return Result(value, MS, formula="mean prefill operations ÷ the typical prompt's prefill rate",
                   worked=(f"(2 × {grouped(blocks)} × {PLAIN.precise(prompt.value)} + 2 × {grouped(head)} + "
                           f"{grouped(per_position)} × {PLAIN.precise(positions.value)}) = {TFLOP.precise(ops)}; "
-                          f"max({TFLOP.precise(ops)} ÷ {rate.operand}, {weights.operand} ÷ {bandwidth.operand}) = "
-                          f"{MS.show(value)}"))
+                          f"{TFLOP.precise(ops)} ÷ {rate.operand} = {MS.show(value)}"))
 
 
 def time_in_system(prefill: Result, output: int, step: Result, prefill_share: float) -> Result:
@@ -234,11 +232,11 @@ class CapacityPlan:
 
 def step_with_chunk(stack: Stack, step: Result, chunk: int) -> Result:
     """A decode step that also carries `chunk` prompt tokens: the step, plus the chunk's operations
-    at the achieved compute rate (the weights are read once for both)."""
+    at the engine's prefill rate (the weights are read once for both)."""
     ops = operations.prefill_ops(stack.model, chunk)
-    rate = timing.achieved(timing.peak_compute(stack.card, stack.weight_precision), stack.efficiency.mfu, "MFU")
+    rate = timing.prefill_rate(stack)
     value = step.value + ops.value / rate.value
-    return Result(value, MS, formula="running step + chunk's prefill operations ÷ achieved compute",
+    return Result(value, MS, formula="running step + chunk's prefill operations ÷ the prefill rate",
                   worked=f"{MS.precise(step.value)} + {ops.operand} ÷ {rate.operand} = {MS.show(value)}")
 
 
@@ -263,7 +261,7 @@ def why_not(stack: Stack) -> dict[str, str]:
                                f"which refuses it")}
     ladder = kvcache.ladder(stack)
     if not ladder.weights_fit:
-        return {"card": (f"{stack.model.name}'s weights ({ladder.weights}) and activation reserve do not fit "
+        return {"card": (f"{stack.model.name}'s weights ({ladder.weights}) and what the engine's profile holds back ({ladder.reserve}) do not fit "
                          f"{stack.card.name}'s pool ({ladder.pool}); this plan puts one replica on one card "
                          f"(document 11 splits a model across cards)")}
     prompt = mean_prompt(stack)
@@ -347,10 +345,11 @@ def plan(stack: Stack) -> CapacityPlan:
                         worked=f"{prefill_cards.operand} + {decode_cards.operand} = {CARDS.show(busy)}")
     compute = replace(compute, formula="⌈(prefill + decode card-seconds per second) ÷ target⌉")
     per_token_ops = step.ops.value / step.read.batch
-    flop_value = rate * (output - 1) * per_token_ops / step.compute.value
+    achieved = timing.achieved_compute(stack)
+    flop_value = rate * (output - 1) * per_token_ops / achieved.value
     decode_as_flops = Result(flop_value, CARDS, formula="requests per second × decode tokens × operations per token ÷ achieved compute",
                              worked=(f"{plain(rate)} × {grouped(output - 1)} × "
-                                     f"{GFLOP.precise(per_token_ops)} ÷ {step.compute.operand} = {CARDS.show(flop_value)}"))
+                                     f"{GFLOP.precise(per_token_ops)} ÷ {achieved.operand} = {CARDS.show(flop_value)}"))
     ratio = decode_cards.value / flop_value if flop_value else 0.0
     understated = Result(ratio, RATIO, formula="decode card time ÷ decode costed as operations",
                          worked=(f"{decode_cards.operand} ÷ {decode_as_flops.operand} = {RATIO.show(ratio)}" if flop_value
@@ -436,8 +435,8 @@ def sensitivities(stack: Stack) -> dict[str, Sensitivity]:
                                    replace(stack, traffic=replace(traffic, requests_per_s=2 * traffic.requests_per_s))),
         "fp8_cache": sensitivity("an fp8 KV cache", replace(stack, kv_precision=FP8)),
         "card_time": sensitivity("card time 10% above the model (a measured step)",
-                                 replace(stack, efficiency=replace(stack.efficiency, mfu=stack.efficiency.mfu / 1.1,
-                                                                   bandwidth_fraction=stack.efficiency.bandwidth_fraction / 1.1))),
+                                 replace(stack, efficiency=replace(stack.efficiency, compute=stack.efficiency.compute / 1.1,
+                                                                   bandwidth=stack.efficiency.bandwidth / 1.1))),
     }
 
 
@@ -526,7 +525,7 @@ def section(stack: Stack) -> dict[str, object]:
                         worked=dollars(stack.price.gpu_hour_usd, USD_CENTS)),
         "price_source": stated(stack.price.gpu_hour_usd, REFERENCE.price.gpu_hour_usd, PRICE_SOURCE),
         "utilisation_source": stated(stack.gpu_memory_utilization, REFERENCE.gpu_memory_utilization,
-                                     "the reference stack's, vLLM's default"),
+                                     f"the reference stack's, below {PINNED.name}'s default of {PINNED.gpu_memory_utilization:g}"),
         "context_limit": given(stack.context_limit, TOKENS, "the engine's --max-model-len"),
         "flags": (f"--max-model-len {stack.context_limit} --max-num-seqs {made.batch_cap.value} "
                   f"--max-num-batched-tokens {made.chunk_budget.value} --gpu-memory-utilization {plain(stack.gpu_memory_utilization)}"),

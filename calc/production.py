@@ -13,7 +13,7 @@ from typing import Callable, Iterator, Mapping
 from . import cacheops, planning, simulation, timing
 from .precision import FP8, INT4, weight_bytes
 from .launch import VERIFY_ARGS
-from .simulation import RATE, Outcome, Sweep, closed_form, sweep
+from .simulation import RATE, Outcome, Sweep, closed_form, sweep, sweep_until
 from .stack import Stack
 from .timing import prefill_time
 from .units import COUNT, GB, GB_MOVED, MS, PERCENT, RATIO, SECONDS, TOKENS, TOKENS_PER_S, Result, Unit, given, grouped, plain
@@ -97,16 +97,25 @@ def _outcome(o: Outcome, promise) -> dict[str, Result]:
 STEADY = 1.05
 
 
+def over_limits(promise) -> dict[str, Callable[[Outcome], float]]:
+    """What the knee watches at each rate, each as a share of its limit (1 reaches it): p95 TTFT and
+    p95 ITL against their SLOs, and λ × W ÷ L against STEADY."""
+    return {
+        "TTFT": lambda o: o.ttft["p95"] / promise.ttft_p95_s,
+        "ITL": lambda o: o.itl["p95"] / promise.itl_p95_s,
+        "queue": lambda o: o.arrival_rate * o.mean_time_in_system / max(o.mean_in_system, 1e-9) / STEADY,
+    }
+
+
 def knee(run: Sweep, promise) -> dict[str, Result]:
     """The lowest rate at which a p95 reaches its SLO (TTFT and ITL separately), or at which the queue
     stops being steady; the knee is the lowest of the three. `binds` says which, in words."""
+    over = over_limits(promise)
     limits = {
-        "TTFT": ("p95 TTFT", SECONDS.show(promise.ttft_p95_s), "p95 TTFT leaves its SLO",
-                 run.crossing(lambda o: o.ttft["p95"] / promise.ttft_p95_s)),
-        "ITL": ("p95 ITL", MS.show(promise.itl_p95_s), "p95 ITL leaves its SLO",
-                run.crossing(lambda o: o.itl["p95"] / promise.itl_p95_s)),
+        "TTFT": ("p95 TTFT", SECONDS.show(promise.ttft_p95_s), "p95 TTFT leaves its SLO", run.crossing(over["TTFT"])),
+        "ITL": ("p95 ITL", MS.show(promise.itl_p95_s), "p95 ITL leaves its SLO", run.crossing(over["ITL"])),
         "queue": ("λ × W ÷ L", f"{STEADY:.2f}", "the queue stops being steady (λ × W outgrows L): the replica falls behind",
-                  run.crossing(lambda o: o.arrival_rate * o.mean_time_in_system / max(o.mean_in_system, 1e-9) / STEADY)),
+                  run.crossing(over["queue"])),
     }
     last = run.outcomes[-1].rate
 
@@ -301,7 +310,12 @@ SEEDS = 5  # the reference seed and the next four: how much the knee moves with 
 
 def knee_spread(stack: Stack) -> dict[str, Result]:
     """The knee for SEEDS seeds from the stack's own: the lowest and the highest."""
-    knees = [knee(sweep(replace(stack, stream=replace(stack.stream, seed=stack.stream.seed + k))), stack.promise)["rate"]
+    over = over_limits(stack.promise).values()
+    reached = lambda outcome: any(ratio(outcome) >= 1 for ratio in over)  # noqa: E731
+    # The knee is the lowest crossing, found between the first rate that reaches a limit and the one
+    # below it, so another seed's sweep can stop there.
+    knees = [knee(sweep(stack) if k == 0 else sweep_until(replace(stack, stream=replace(stack.stream, seed=stack.stream.seed + k)),
+                                                          reached), stack.promise)["rate"]
              for k in range(SEEDS)]
     low, high = min(k.value for k in knees), max(k.value for k in knees)
     listed = ", ".join(RATE.show(k.value) for k in knees)
@@ -375,8 +389,9 @@ def burst(stack: Stack) -> dict[str, Result]:
 class Chunking:
     """The same stream with a smaller token budget per step: prompts prefilled in chunks of at most
     the budget, so no step stalls the decoders for long, and a prompt takes more steps. The budget
-    is max_num_seqs, the smallest vLLM accepts (SchedulerConfig._verify_args refuses
-    max_num_batched_tokens < max_num_seqs), with max_num_seqs left at its value.
+    is max_num_seqs, the smallest that keeps the card's sequence cap: with --max-num-seqs left unset
+    vLLM lowers the cap to a smaller budget, and with both set it refuses one below the cap
+    (VERIFY_ARGS).
     Computed only when a page asks for it."""
 
     stack: Stack
@@ -384,7 +399,8 @@ class Chunking:
     @property
     def budget(self) -> Result:
         seqs = simulation.scheduler_caps(self.stack)[0]
-        return given(seqs, TOKENS, f"max_num_batched_tokens set to max_num_seqs ({VERIFY_ARGS})")
+        return given(seqs, TOKENS, f"max_num_batched_tokens set to max_num_seqs, the smallest budget that keeps the "
+                                   f"card's sequence cap ({VERIFY_ARGS})")
 
     @property
     def stall(self) -> Result:

@@ -66,7 +66,7 @@ def pairing(stack: Stack) -> Pairing:
 def verdict(ladder: kvcache.Ladder) -> str:
     """Whether the model loads and serves, in a clause: short by how much, or how many it holds."""
     if not ladder.weights_fit:
-        return (f"does not fit: the weights and activation reserve alone overflow the pool by "
+        return (f"does not fit: the weights and what the engine's profile holds back alone overflow the pool by "
                 f"{GIB_HELD.show(-ladder.kv_budget.value)}")
     if ladder.users_worst.value < 1:
         return ("loads, but not one sequence at the full context limit fits: an engine would refuse "

@@ -6,7 +6,7 @@ from functools import lru_cache
 from dataclasses import dataclass
 
 from .anatomy import count_parameters
-from .kvcache import bytes_per_token
+from .kvshape import bytes_per_token
 from .models import Model
 from .precision import BF16, Precision, weight_bytes
 from .cards import Card

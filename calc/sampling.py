@@ -23,15 +23,21 @@ from .units import COUNT, FRACTION, SHARE, Result, grouped, plain
 
 # Six candidates for the token after "The cat sat on the": an example vocabulary, small enough to read.
 CANDIDATES = (" mat", " floor", " sofa", " bed", " roof", " moon")
-GREEDY_BELOW = 1e-5  # vLLM's _SAMPLING_EPS: a temperature below it samples greedily
-VLLM_SAMPLER = "https://github.com/vllm-project/vllm/blob/main/vllm/v1/sample/sampler.py"
-VLLM_PENALTIES = "https://github.com/vllm-project/vllm/blob/main/vllm/model_executor/layers/utils.py (apply_penalties)"
+# vLLM's _SAMPLING_EPS (vllm/sampling_params.py): below it SamplingParams switches top-k, top-p and
+# min-p off and treats the request as greedy; the V2 runner takes the argmax outright only at exactly 0
+# (vllm/v1/worker/gpu/sample/states.py), and at a temperature this small its draw is the argmax all but surely.
+GREEDY_BELOW = 1e-5
+# The V2 model runner's sampler, 0.33.0's default: logit bias, penalties and bad words, then temperature,
+# min-p, top-k and top-p, then a Gumbel-max draw (the V1 runner's vllm/v1/sample/sampler.py keeps the same order).
+VLLM_SAMPLER = "https://github.com/vllm-project/vllm/blob/v0.33.0/vllm/v1/worker/gpu/sample/sampler.py"
+VLLM_PENALTIES = ("https://github.com/vllm-project/vllm/blob/v0.33.0/vllm/v1/worker/gpu/sample/penalties.py "
+                  "(PenaltiesState and _penalties_kernel: repetition, then frequency, then presence)")
 OPENAI_PENALTIES = ("https://platform.openai.com/docs/advanced-usage "
                     "(frequency and presence penalties: mu[j] − c[j] × α_frequency − 1[c[j] > 0] × α_presence)")
 HF_WARPERS = ("https://github.com/huggingface/transformers/blob/main/src/transformers/generation/utils.py "
               "(GenerationMixin._get_logits_processor: temperature, top-k, top-p, then min-p)")
 GENERATION_CONFIG = "https://huggingface.co/meta-llama/Llama-3.1-8B-Instruct/blob/main/generation_config.json"
-VLLM_SAMPLING_PARAMS = "https://github.com/vllm-project/vllm/blob/main/vllm/sampling_params.py"
+VLLM_SAMPLING_PARAMS = "https://github.com/vllm-project/vllm/blob/v0.33.0/vllm/sampling_params.py"
 # Stopping: Llama 3.1 8B Instruct's end-of-sequence ids, from its generation_config.json (GENERATION_CONFIG):
 # <|end_of_text|>, <|eom_id|> (end of a tool-calling message) and <|eot_id|> (end of turn).
 LLAMA_3_1_EOS = ((128001, "<|end_of_text|>"), (128008, "<|eom_id|>"), (128009, "<|eot_id|>"))
@@ -47,7 +53,7 @@ LLAMA_3_0_EOS = ("https://github.com/vllm-project/vllm/issues/4180 (Llama 3 8B I
                  "the tokenizer's eos_token was <|end_of_text|>) and https://github.com/vllm-project/vllm/pull/4182 (vLLM "
                  "adds generation_config.json's eos_token_id to the stop ids); Llama 3.1 8B Instruct's tokenizer_config.json "
                  "names <|eot_id|> its eos_token, https://huggingface.co/meta-llama/Llama-3.1-8B-Instruct/blob/main/tokenizer_config.json")
-VLLM_COMPLETIONS = ("https://github.com/vllm-project/vllm/blob/main/vllm/entrypoints/openai/completion/protocol.py "
+VLLM_COMPLETIONS = ("https://github.com/vllm-project/vllm/blob/v0.33.0/vllm/entrypoints/openai/completion/protocol.py "
                     "(CompletionRequest.max_tokens = 16, OpenAI's default for /v1/completions; /v1/chat/completions "
                     "leaves max_tokens unset and the engine fills it with the room left in the context)")
 

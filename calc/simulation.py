@@ -8,23 +8,29 @@ built on the time model (calc.timing) and the ladder's cache (calc.kvcache):
   in a sweep sees the same requests (common random numbers: the curve is smooth, not noisy).
 - Lengths are lognormal through the traffic's p50 and p95 (the output's "long" is taken as its
   p95; an output is capped at half the context limit, as a client's max_tokens would be): a named
-  assumption; the traffic's p99 prompt is past what a lognormal through p50 and p95 gives. A
-  request whose prompt + output is over the context limit is refused on arrival, as vLLM's API
-  server answers it with an error rather than truncating it: it counts against the promise and
-  takes no card time.
+  assumption; the traffic's p99 prompt is past what a lognormal through p50 and p95 gives. As
+  vLLM 0.33.0's API server does, a prompt of the context limit or longer is refused on arrival
+  (vllm/v1/engine/input_processor.py, InputProcessor._validate_prompt_len: no room for one output
+  token), counting against the promise and taking no card time, and a shorter one whose output
+  would pass the limit has its output cut to fit (vllm/entrypoints/serve/utils/api_utils.py,
+  get_max_tokens).
 - Each iteration is one engine step, scheduled as vLLM V1 does: every running sequence decodes one
   token, unfinished prompts continue in chunks, then waiting requests are admitted in arrival
   order while the step's token budget (`max_num_batched_tokens`), the sequence cap (`max_num_seqs`)
   and the cache's free blocks allow. The step's time is the time model's, from aggregates (sequences,
   tokens held, prompt tokens in the step), so a step costs the same whatever the batch.
-- A request is admitted only if the cache has blocks for its whole prompt; decoding then grows it a
-  token at a time, and when the pool runs out the newest running request is preempted and
+- A request is admitted only if the cache has blocks for its whole prompt, as vLLM 0.33.0's scheduler
+  does by default (SchedulerConfig.scheduler_reserve_full_isl, vllm/config/scheduler.py), though it
+  allocates them chunk by chunk; decoding then grows it a token at a time, and when the pool runs out the newest running request is preempted and
   recomputed later (vLLM V1's policy), its output so far folded into its prompt.
 - Each sequence is charged its tokens plus one block for its partly filled last one (an upper bound
   on paging's waste, within a block per sequence).
 
-What it leaves out: a sliding window's cap on what a long sequence reads (the model is charged every
-token), the CPU front end, prefix caching, speculative decoding, and every step's fixed overheads.
+Each step pays the engine's measured fixed cost (calc.engine.steptime.overhead) on top of its
+kernels. What it leaves out: a sliding window's cap on what a long sequence reads (the model is
+charged every token), the CPU front end, prefix caching, speculative decoding, and V1's rule that a
+step which preempted admits no one (Scheduler.schedule); here a preempted request may rejoin at the
+next step if its blocks are free, which the pool that just overflowed seldom has.
 """
 from __future__ import annotations
 
@@ -36,11 +42,14 @@ from collections import deque
 from itertools import accumulate
 from dataclasses import dataclass, replace
 from functools import lru_cache
+from typing import Callable
 
 from . import kvcache, operations, progress
 from .roofline import weights_read
 from .stack import Pricing, Stack, Traffic
-from .timing import achieved, peak_compute, prefill_time
+from .engine import steptime
+from .engine.release import PINNED
+from .timing import prefill_time, timed
 from .units import COUNT, MS, PERCENT, SECONDS, TOKENS, TOKENS_PER_S, Result, Unit, given, grouped
 
 RATE = Unit("req/s", 1, "req/s", 2)
@@ -123,65 +132,52 @@ def drawn_for(stack: Stack) -> Drawn:
                 lognormal_through(traffic.output_p50, traffic.output_long), stack.context_limit)
 
 
+def served(prompt: int, output: int, limit: int) -> int:
+    """The output a request is served with: cut to what the context limit leaves after its prompt;
+    0 for a prompt the server refuses (one of the limit or longer)."""
+    return max(0, min(output, limit - prompt))
+
+
 def served_lengths(stack: Stack) -> list[tuple[int, int]]:
-    """(prompt, output) of the drawn requests that fit the context limit: the ones the server serves."""
-    drawn = drawn_for(stack)
-    return [(p, o) for p, o in zip(drawn.prompts, drawn.outputs) if p + o <= stack.context_limit]
+    """(prompt, output) of the drawn requests the server serves, each output as it is served."""
+    drawn, limit = drawn_for(stack), stack.context_limit
+    return [(p, served(p, o, limit)) for p, o in zip(drawn.prompts, drawn.outputs) if served(p, o, limit)]
 
 
 def refused_share(stack: Stack) -> Result:
-    """The share of drawn requests over the context limit, refused on arrival."""
+    """The share of drawn requests whose prompt alone reaches the context limit, refused on arrival."""
     drawn = drawn_for(stack)
     over = len(drawn.prompts) - len(served_lengths(stack))
-    return Result(over / len(drawn.prompts), PERCENT, formula="requests whose prompt + output is over the context limit ÷ requests drawn",
+    return Result(over / len(drawn.prompts), PERCENT, formula="requests whose prompt reaches the context limit ÷ requests drawn",
                   worked=f"{grouped(over)} ÷ {grouped(len(drawn.prompts))} = {PERCENT.show(over / len(drawn.prompts))}")
 
 
-@dataclass(frozen=True)
-class StepCosts:
-    """The time model reduced to the constants one engine step needs, so a step's time is a few
-    multiplications: weights' reading time, and seconds per operation and per cached byte."""
+class StepCosts(steptime.Costs):
+    """The time model reduced to what one engine step needs (calc.engine.steptime.Costs), with the
+    step as the simulation composes it."""
 
-    weights_s: float
-    per_op_s: float
-    per_byte_s: float
-    decode_ops: float
-    prompt_ops: float
-    attention_ops: float
-    cache_bytes: float
-
-    def step(self, decoding: int, held: float, prompt_tokens: int, prompt_positions: float, prompt_read: float) -> float:
-        """One step: the matrix multiplies (every weight read once; decode tokens and prompt tokens
-        multiplied) then attention (every held token's cache read; the chunk's causal positions
-        computed), each the longer of its reading and its computing, as calc.timing times a step."""
-        matmuls = max(self.weights_s, (decoding * self.decode_ops + prompt_tokens * self.prompt_ops) * self.per_op_s)
-        attention = max((held + prompt_read) * self.cache_bytes * self.per_byte_s,
-                        (held + prompt_positions) * self.attention_ops * self.per_op_s)
-        return matmuls + attention
+    def step(self, decoding: int, held: float, prompt_tokens: int, chunks: tuple[tuple[int, int], ...],
+             sampled: int) -> float:
+        """One step: `decoding` sequences holding `held` tokens in all, `prompt_tokens` tokens of the
+        prompt `chunks` (each (tokens, done before)), and `sampled` LM-head rows."""
+        attention = self.attention_fixed_s + held * self.per_held_s if decoding else 0.0
+        prompts = sum(self.prefill_attention(chunk, done) for chunk, done in chunks)
+        return self.blocks(decoding + prompt_tokens) + self.head(sampled) + attention + prompts + self.overhead_s
 
 
 @lru_cache(maxsize=64)
 def step_costs(stack: Stack) -> StepCosts:
-    compute = achieved(peak_compute(stack.card, stack.weight_precision), stack.efficiency.mfu, "MFU").value
-    bandwidth = achieved(stack.card.bandwidth, stack.efficiency.bandwidth_fraction, "bandwidth fraction").value
-    return StepCosts(
-        weights_s=weights_read(stack.model, stack.weight_precision).value / bandwidth,
-        per_op_s=1 / compute,
-        per_byte_s=1 / bandwidth,
-        decode_ops=operations.linear_ops_per_token(stack.model).value,
-        prompt_ops=2 * operations.block_parameters(stack.model),
-        attention_ops=operations.attention_ops_per_position(stack.model).value,
-        cache_bytes=kvcache.bytes_per_token(stack.model, stack.kv_precision).value,
-    )
+    return StepCosts(timed(stack).hardware, stack.model)
 
 
 def scheduler_caps(stack: Stack) -> tuple[int, int]:
-    """max_num_seqs and max_num_batched_tokens: document 12's launch line's, or vLLM's defaults for
-    the card (calc.launch, from vllm/engine/arg_utils.py's get_batch_defaults)."""
-    from .launch import default_max_num_batched_tokens, default_max_num_seqs
+    """max_num_seqs and max_num_batched_tokens as the engine settles them: document 12's launch line's
+    where it sets them, vLLM's defaults for the card where it does not, a defaulted sequence cap lowered
+    to a smaller token budget (calc.engine.release.Release.scheduler_caps)."""
     serving = stack.serving
-    return (serving.max_num_seqs or default_max_num_seqs(stack.card),
-            serving.max_num_batched_tokens or default_max_num_batched_tokens(stack.card))
+    tokens, seqs = PINNED.scheduler_caps(stack.card, stack.context_limit, serving.max_num_batched_tokens,
+                                         serving.max_num_seqs)
+    return seqs, tokens
 
 
 def cache_blocks(stack: Stack) -> int:
@@ -241,10 +237,8 @@ def simulate(stack: Stack, rate: float, trace_steps: int = 0) -> Run:
     running_cap = min(max_num_seqs, max_num_batched_tokens)
     costs = step_costs(stack)
     # The step's constants, unpacked: the loop below runs a few hundred thousand times a sweep.
-    weights_s = costs.weights_s
-    per_decode_s, per_prompt_s = costs.decode_ops * costs.per_op_s, costs.prompt_ops * costs.per_op_s
-    per_read_s, per_position_s = costs.cache_bytes * costs.per_byte_s, costs.attention_ops * costs.per_op_s
-    per_held_s = max(per_read_s, per_position_s)  # a decode-only step's attention: held × the slower of the two
+    per_held_s, attention_fixed_s, overhead_s = costs.per_held_s, costs.attention_fixed_s, costs.overhead_s
+    blocks_s, head_s, chunk_s = costs.blocks, costs.head, costs.prefill_attention
     block = stack.block_size
     capacity = cache_blocks(stack)
     requests = [_Request(a / rate, p, o) for a, p, o in zip(drawn.arrivals, drawn.prompts, drawn.outputs)]
@@ -268,7 +262,8 @@ def simulate(stack: Stack, rate: float, trace_steps: int = 0) -> Run:
         while arrived < count and requests[arrived].arrival <= clock:
             request = requests[arrived]
             arrived += 1
-            if request.prompt + request.output > limit:  # the API server answers it with an error
+            request.output = served(request.prompt, request.output, limit)
+            if not request.output:  # the API server answers it with an error
                 request.state = "refused"
                 done += 1
             else:
@@ -285,8 +280,7 @@ def simulate(stack: Stack, rate: float, trace_steps: int = 0) -> Run:
             # of the steps and most of the time a sweep takes.
             next_arrival = requests[arrived].arrival if arrived < count else math.inf
             next_finish = finishing[0][0] if finishing else math.inf
-            matmuls = per_decode_s * decoding
-            fixed = matmuls if matmuls > weights_s else weights_s
+            fixed = blocks_s(decoding) + head_s(decoding) + attention_fixed_s + overhead_s
             present = arrived - done
             peak_waiting = max(peak_waiting, len(waiting))  # nothing joins or leaves the queue until the next event
             # How many steps until the first event: a finish (known by step), the pool overflowing
@@ -319,14 +313,13 @@ def simulate(stack: Stack, rate: float, trace_steps: int = 0) -> Run:
             held += steps * decoding
             charged += steps * decoding
         else:
-            prompt_tokens, positions, prompt_read = 0, 0.0, 0.0
+            prompt_tokens, prompt_attention = 0, 0.0
             completing: list[_Request] = []
             for request in prefilling:
                 if budget <= 0:
                     break
                 chunk = min(request.context - request.done, budget)
-                positions += chunk * request.done + chunk * (chunk + 1) / 2
-                prompt_read += request.done + chunk
+                prompt_attention += chunk_s(chunk, request.done)
                 prompt_tokens += chunk
                 budget -= chunk
                 request.done += chunk
@@ -340,8 +333,7 @@ def simulate(stack: Stack, rate: float, trace_steps: int = 0) -> Run:
                 charged += request.context
                 prefilling.append(request)
                 chunk = min(request.context, budget)
-                positions += chunk * (chunk + 1) / 2
-                prompt_read += chunk
+                prompt_attention += chunk_s(chunk, 0)
                 prompt_tokens += chunk
                 budget -= chunk
                 request.done = chunk
@@ -356,9 +348,8 @@ def simulate(stack: Stack, rate: float, trace_steps: int = 0) -> Run:
             if step < trace_steps:
                 trace.append((clock, len(waiting), len(prefilling), decoding))
             # costs.step, inlined
-            matmuls = per_decode_s * decoding + per_prompt_s * prompt_tokens
-            reading, computing = (held + prompt_read) * per_read_s, (held + positions) * per_position_s
-            duration = (matmuls if matmuls > weights_s else weights_s) + (reading if reading > computing else computing)
+            duration = (blocks_s(decoding + prompt_tokens) + head_s(decoding + len(completing)) + prompt_attention
+                        + (attention_fixed_s + held * per_held_s if decoding else 0.0) + overhead_s)
             measured = window[0] <= clock <= window[1]
             if measured:  # requests present (queued or running) × the step's length, over the measured window
                 resident_integral += (arrived - done) * duration
@@ -546,7 +537,9 @@ class ClosedForm:
 
 
 def _mean_step(costs: StepCosts, batch: float, held: float) -> float:
-    return costs.step(batch, batch * held, 0, 0.0, 0.0)
+    """A decode-only step of a fractional mean batch: the matrix multiplies at the whole batch above it."""
+    whole = max(math.ceil(batch), 1)
+    return costs.step(whole, batch * held, 0, (), whole)
 
 
 def _itl_at(costs: StepCosts, rate: float, prefill: float, output: float, held: float, cap: float) -> float:
@@ -658,12 +651,20 @@ def sweep(stack: Stack) -> Sweep:
 
 @lru_cache(maxsize=16)
 def _sweep(stack: Stack) -> Sweep:
+    return sweep_until(stack, lambda outcome: False)
+
+
+def sweep_until(stack: Stack, enough: Callable[[Outcome], bool]) -> Sweep:
+    """The sweep's rates in order, stopping after the first whose outcome is `enough`: what a search
+    for the lowest crossing needs and no more."""
     closed = closed_form(stack)
-    outcomes = []
+    outcomes: list[Outcome] = []
     progress.report(0, len(SWEEP), "request rates simulated")
     for fraction in SWEEP:
         outcomes.append(measure(stack, simulate(stack, fraction * closed.saturation.value)))
         progress.report(len(outcomes), len(SWEEP), "request rates simulated")
+        if enough(outcomes[-1]):
+            break
     return Sweep(tuple(outcomes), closed)
 
 
@@ -678,3 +679,99 @@ def burst(stack: Stack) -> Outcome:
 @lru_cache(maxsize=16)
 def _burst(stack: Stack) -> Outcome:
     return measure(stack, simulate(stack, BURST_RATE))
+
+
+@dataclass(frozen=True)
+class ClosedLoop:
+    """A closed-loop benchmark, as `vllm bench serve --max-concurrency` runs one: `concurrency` requests
+    of fixed lengths in flight, each replaced the moment it finishes, until `requests` have finished.
+    Times in seconds; `output_rate` is output tokens per second over the whole run."""
+
+    concurrency: int
+    prompt: int
+    output: int
+    requests: int
+    duration: float
+    mean_ttft: float
+    median_ttft: float
+    mean_tpot: float
+    median_itl: float
+    output_rate: float
+    request_rate: float
+
+
+@lru_cache(maxsize=32)
+def closed_loop(stack: Stack, concurrency: int, prompt: int, output: int, requests: int) -> ClosedLoop:
+    """Every step decodes a token for each running request, then gives what is left of the token budget
+    to prompts in arrival order, chunked (vLLM V1's order). A request is admitted only when the cache has
+    blocks for its whole prompt and output, so nothing is preempted; a load the cache cannot hold is
+    refused with a message."""
+    seqs, budget = scheduler_caps(stack)
+    block = stack.block_size
+    capacity = cache_blocks(stack)
+    per_request = -(-(prompt + output) // block)
+    if per_request > capacity:
+        raise ValueError(f"one request of {grouped(prompt + output)} tokens needs {grouped(per_request)} blocks; "
+                         f"the cache holds {grouped(capacity)}")
+    costs = step_costs(stack)
+    clock, sent, finished, blocks_used, step = 0.0, 0, 0, 0, 0
+    waiting: deque[list] = deque()  # [arrival, prompt tokens done]
+    prefilling: list[list] = []
+    decoding = held = 0  # requests decoding, and the tokens they hold between them
+    finishing: dict[int, list[float]] = {}  # the step a request's last token ends: when its first came
+    ttfts: list[float] = []
+    tpots: list[float] = []
+    gaps: list[float] = []  # one a step, standing for as many tokens as were decoding in it
+    gap_tokens: list[int] = []
+    while finished < requests:
+        while sent < requests and sent - finished < concurrency:
+            waiting.append([clock, 0])
+            sent += 1
+        room = budget - decoding
+        chunks, completing = [], []
+        for request in prefilling:
+            if room <= 0:
+                break
+            chunk = min(prompt - request[1], room)
+            chunks.append((chunk, request[1]))
+            request[1] += chunk
+            room -= chunk
+            if request[1] == prompt:
+                completing.append(request)
+        while waiting and room > 0 and len(prefilling) + decoding < seqs and blocks_used + per_request <= capacity:
+            request = waiting.popleft()
+            blocks_used += per_request
+            chunk = min(prompt, room)
+            chunks.append((chunk, 0))
+            request[1] = chunk
+            room -= chunk
+            prefilling.append(request)
+            if chunk == prompt:
+                completing.append(request)
+        duration = costs.step(decoding, held, sum(c for c, _ in chunks), tuple(chunks), decoding + len(completing))
+        clock += duration
+        step += 1
+        if decoding:
+            gaps.append(duration)
+            gap_tokens.append(decoding)
+            held += decoding
+        for first in finishing.pop(step, ()):
+            tpots.append((clock - first) / (output - 1))
+            finished += 1
+            blocks_used -= per_request
+            decoding -= 1
+            held -= prompt + output
+        for request in completing:
+            prefilling.remove(request)
+            ttfts.append(clock - request[0])
+            if output == 1:
+                tpots.append(0.0)
+                finished += 1
+                blocks_used -= per_request
+            else:
+                finishing.setdefault(step + output - 1, []).append(clock)
+                decoding += 1
+                held += prompt + 1
+    median_gap = weighted_percentiles(tuple(gaps), tuple(gap_tokens), {"p50": 0.5})["p50"] if gaps else 0.0
+    return ClosedLoop(concurrency, prompt, output, requests, clock, sum(ttfts) / len(ttfts), percentile(ttfts, 0.5),
+                      sum(tpots) / len(tpots), median_gap, requests * output / clock, requests / clock)

@@ -18,10 +18,10 @@ import math
 from dataclasses import dataclass, replace
 from functools import cached_property, lru_cache
 
-from . import kvcache, operations, timing
+from . import kvcache, timing
+from .engine import steptime
 from .models import LLAMA_3_2_1B, Model
 from .precision import weight_bytes
-from .roofline import decode_read
 from .stack import Stack
 from .units import COUNT, FRACTION, GIB_HELD, MS, RATIO_FINE, SHARE, TOKENS_FINE, Result, Unit, grouped, plain
 
@@ -33,13 +33,13 @@ EAGLE = ("Li, Wei, Zhang & Zhang, “EAGLE: Speculative Sampling Requires Rethin
          "arXiv:2401.15077")
 MEDUSA = ("Cai, Li, Geng, Peng, Lee, Chen & Dao, “Medusa: Simple LLM Inference Acceleration Framework with Multiple "
           "Decoding Heads”, ICML 2024, arXiv:2401.10774")
-VLLM_METRICS = ("vllm/v1/spec_decode/metrics.py, https://github.com/vllm-project/vllm/blob/main/vllm/v1/spec_decode/metrics.py: "
+VLLM_METRICS = ("vllm/v1/spec_decode/metrics.py, https://github.com/vllm-project/vllm/blob/v0.33.0/vllm/v1/spec_decode/metrics.py: "
                 "draft acceptance rate = accepted tokens ÷ draft tokens, mean acceptance length = 1 + accepted tokens ÷ drafts, "
                 "and vllm:spec_decode_num_accepted_tokens_per_pos, where a draft counts as accepted only before the first rejection")
 DYNAMIC = ("vLLM, Dynamic Speculative Decoding, num_speculative_tokens_per_batch_size in --speculative-config, "
-           "https://github.com/vllm-project/vllm/blob/main/docs/features/speculative_decoding/dynamic_speculative_decoding.md")
+           "https://github.com/vllm-project/vllm/blob/v0.33.0/docs/features/speculative_decoding/dynamic_speculative_decoding.md")
 VLLM_SPEC_DOCS = ("vLLM, Speculative Decoding: “reduce inter-token latency under medium-to-low QPS, memory-bound workloads”, "
-                  "https://github.com/vllm-project/vllm/blob/main/docs/features/speculative_decoding/README.md")
+                  "https://github.com/vllm-project/vllm/blob/v0.33.0/docs/features/speculative_decoding/README.md")
 LEVIATHAN_ARITHMETIC = ("Leviathan, Kalman & Matias, arXiv:2211.17192, section 3.4, Theorem 3.11: the expected factor "
                         "of increase in arithmetic operations, (1 − α)(γĉ + γ + 1) ÷ (1 − α^(γ+1))")
 PROMPT_LOOKUP = ("Saxena, “Prompt Lookup Decoding”, 2023, https://github.com/apoorvumang/prompt-lookup-decoding; "
@@ -167,37 +167,56 @@ def speedup_rule(alpha: float, gamma: int, cost: float) -> Result:
                   worked=f"{tokens.operand} ÷ ({gamma} × {shown} + 1) = {RATIO_FINE.show(value)}")
 
 
-@lru_cache(maxsize=1024)
-def verify_parts(stack: Stack, batch: int, gamma: int, tokens: int) -> tuple[float, float, float, float]:
-    """One target pass over γ + 1 positions for each of `batch` sequences, as the time model splits a
-    step: the weights read once and the matrix work of batch × (γ + 1) tokens, then every sequence's
-    cache read once and the attention of those tokens. Seconds: (reading, computing) for each."""
-    held = stack.model.tokens_cached(tokens)
-    read = decode_read(stack.model, stack.weight_precision, stack.kv_precision, batch, held)
-    step = timing.decode_step(stack, batch, tokens)
-    positions = batch * (gamma + 1)
-    linear = positions * operations.linear_ops_per_token(stack.model).value
-    attention = positions * operations.attention_ops_per_position(stack.model).value * held
-    return (read.weights.value / step.bandwidth.value, linear / step.compute.value,
-            read.cache.value / step.bandwidth.value, attention / step.compute.value)
+@dataclass(frozen=True)
+class Passes:
+    """The three passes speculation is priced on, as numbers at any batch (calc.engine.steptime.Costs,
+    no worked lines), for the scans over every batch: an ordinary decode step, one draft pass and a
+    verification pass. A draft pass runs inside the engine step that verifies it, so it pays its
+    kernels only; the step's fixed cost (scheduling, sampling, launching) is paid once, by the
+    verification pass, as it is by the ordinary step."""
+
+    target: steptime.Costs
+    draft: steptime.Costs | None
+    held: float
+    draft_held: float
+
+    def step(self, batch: int) -> float:
+        return self.verify(batch, 0)
+
+    def draft_pass(self, batch: int) -> float:
+        if self.draft is None:
+            return 0.0
+        return self.draft.blocks(batch) + self.draft.head(batch) + self.draft.decode_attention(batch, batch * self.draft_held)
+
+    def verify(self, batch: int, gamma: int) -> float:
+        positions = batch * (gamma + 1)
+        costs = self.target
+        return (costs.blocks(positions) + costs.head(positions)
+                + costs.decode_attention(batch, batch * self.held, gamma + 1) + costs.overhead_s)
 
 
-def verify_time(stack: Stack, batch: int, gamma: int, tokens: int) -> float:
-    weights, matmuls, cache, attention = verify_parts(stack, batch, gamma, tokens)
-    return max(weights, matmuls) + max(cache, attention)
-
-
-def step_time(step: timing.DecodeStep) -> float:
-    """A decode step's seconds, as timing.DecodeStep.time computes them, without its worked line."""
-    return sum(max(k.reading.value, k.computing.value) for k in (step.matmuls, step.attention))
-
-
-def draft_time(stack: Stack, drafter: Drafter, batch: int, tokens: int) -> float:
-    """One draft step for `batch` sequences on the same card and time model; lookup costs nothing."""
+@lru_cache(maxsize=64)
+def passes(stack: Stack, drafter: Drafter, tokens: int) -> Passes:
+    hardware = timing.timed(stack).hardware
     shape = drafter.shape(stack.model)
-    if shape is None:
-        return 0.0
-    return step_time(timing.decode_step(replace(stack, model=shape), batch, tokens))
+    draft = None if shape is None else steptime.Costs(hardware, shape)
+    return Passes(steptime.Costs(hardware, stack.model), draft, stack.model.tokens_cached(tokens),
+                  shape.tokens_cached(tokens) if shape else 0)
+
+
+def draft_step(stack: Stack, drafter: Drafter, batch: int, tokens: int) -> timing.DecodeStep | None:
+    """One draft pass for `batch` sequences on the same card and time model (None: a lookup runs no model)."""
+    shape = drafter.shape(stack.model)
+    return None if shape is None else timing.decode_step(replace(stack, model=shape), batch, tokens)
+
+
+def scheduled_batch(stack: Stack, gamma: int) -> int:
+    """The most sequences one engine step verifies in full: max_num_seqs, and the token budget over the
+    γ + 1 positions each schedules (vllm/v1/core/sched/scheduler.py, Scheduler.schedule: a running
+    request's new tokens are its last token and its drafts, taken from the step's token budget)."""
+    from .simulation import scheduler_caps
+    seqs, budget = scheduler_caps(stack)
+    return max(1, min(seqs, budget // (gamma + 1)))
 
 
 def draft_weight_bytes(stack: Stack, drafter: Drafter) -> Result | None:
@@ -236,11 +255,10 @@ class Speculative:
 
     @cached_property
     def _seconds(self) -> tuple[float, float, float]:
-        """An ordinary step, a draft step and a verification pass, in seconds: what every figure below
+        """An ordinary step, a draft pass and a verification pass, in seconds: what every figure below
         divides, computed once (the charts ask for many batches)."""
-        return (step_time(timing.decode_step(self.stack, self.batch, self.tokens)),
-                draft_time(self.stack, self.drafter, self.batch, self.tokens),
-                verify_time(self.stack, self.batch, self.gamma, self.tokens))
+        drafted = draft_step(self.stack, self.drafter, self.batch, self.tokens)
+        return (self.step.value, drafted.kernels.value if drafted else 0.0, self.verify.value)
 
     @property
     def per_pass(self) -> Result:
@@ -253,18 +271,18 @@ class Speculative:
 
     @property
     def draft_step(self) -> Result:
-        value = self._seconds[1]
-        shape = self.drafter.shape(self.stack.model)
-        if shape is None:
+        drafted = draft_step(self.stack, self.drafter, self.batch, self.tokens)
+        if drafted is None:
             return Result(0.0, MS, formula="no model runs", worked=f"{self.drafter.name}: 0 ms on the time model")
-        return Result(value, MS, formula="the draft's decode step on the same time model",
-                      worked=timing.decode_step(replace(self.stack, model=shape), self.batch, self.tokens).time.worked)
+        return Result(drafted.kernels.value, MS,
+                      formula="the draft's kernels for one token per sequence; the engine step's fixed cost is the verification's",
+                      worked=drafted.kernels.worked)
 
     @property
     def cost(self) -> Result:
-        """c: a draft step over a target step, at this batch."""
+        """c: a draft pass over a target step, at this batch."""
         value = self._seconds[1] / self._seconds[0]
-        return Result(value, COST, formula="draft step ÷ target step",
+        return Result(value, COST, formula="draft pass ÷ target step",
                       worked=f"{MS.precise(self._seconds[1])} ÷ {MS.precise(self._seconds[0])} = {value:.4f}")
 
     @property
@@ -273,11 +291,11 @@ class Speculative:
 
     @property
     def verify(self) -> Result:
-        weights, matmuls, cache, attention = verify_parts(self.stack, self.batch, self.gamma, self.tokens)
-        value = max(weights, matmuls) + max(cache, attention)
-        return Result(value, MS, formula="max(weights read, B × (γ + 1) tokens' matrix work) + max(cache read, their attention)",
-                      worked=(f"max({MS.precise(weights)}, {MS.precise(matmuls)}) + "
-                              f"max({MS.precise(cache)}, {MS.precise(attention)}) = {MS.show(value)}"))
+        """One target pass over B × (γ + 1) positions, its kernel groups and the step's fixed cost."""
+        step = timing.verify_step(self.stack, self.batch, self.gamma, self.tokens)
+        return Result(step.time.value, MS,
+                      formula=f"the step's kernels over B × (γ + 1) positions ({step.time.formula}) + its fixed cost",
+                      worked=step.time.worked)
 
     @property
     def verify_ratio(self) -> Result:
@@ -339,15 +357,19 @@ class Speculative:
 
     def _verify_seconds(self, gamma: int) -> float:
         """A verification pass at this batch for another γ, each γ computed once per run: the charts
-        and best γ ask for every γ at several α, and the time model's cache would hash the stack each time."""
+        and best γ ask for every γ at several α."""
         known = self._verify_by_gamma
         if gamma not in known:
-            known[gamma] = verify_time(self.stack, self.batch, gamma, self.tokens)
+            known[gamma] = self._passes.verify(self.batch, gamma)
         return known[gamma]
 
     @cached_property
     def _verify_by_gamma(self) -> dict[int, float]:
-        return {}
+        return {self.gamma: self._seconds[2]}
+
+    @cached_property
+    def _passes(self) -> Passes:
+        return passes(self.stack, self.drafter, self.tokens)
 
     @property
     def best(self) -> "Speculative":
@@ -418,37 +440,24 @@ class Speculative:
 
     @cached_property
     def largest(self) -> int:
-        """The most sequences the pool admits at this length with the drafts verified on top, beside
-        the drafter's weights and cache when it holds them (as the calculator's batch check counts
-        them): the last batch the scans below try."""
-        return max(1, admitted_batch(self.stack, self.drafter, self.tokens, self.gamma))
+        """The most sequences verified together at this length: what the pool admits with the drafts on
+        top, beside the drafter's weights and cache when it holds them (as the calculator's batch check
+        counts them), and what one engine step schedules (scheduled_batch). The last batch the scans try."""
+        return max(1, min(admitted_batch(self.stack, self.drafter, self.tokens, self.gamma),
+                          scheduled_batch(self.stack, self.gamma)))
 
     @cached_property
     def ranges(self) -> tuple[tuple[int, int, bool], ...]:
-        """Batches from 1 to what the pool admits (see largest), cut where speculation starts or stops paying on the
-        time model: (first, last, pays). Speedup need not fall as the batch grows (a cheap drafter's
-        steps turn compute-bound later than the verification pass), so every batch is accounted for.
-        Each pass is linear in the batch on either side of the batch where its matrix work overtakes
-        its weights' reading, so tokens per pass × step − γ × draft − verification, whose sign is
-        whether it pays, changes sign at most once between neighbouring turning batches: testing those
-        and bisecting between neighbours that differ finds every change exactly."""
-        largest = self.largest
-        points = {1, largest}
-        for line in self._lines:
-            if 1 < line.turns < largest:
-                points |= {math.floor(line.turns), math.ceil(line.turns)}
-        ordered = sorted(points)
+        """Batches from 1 to the largest, cut where speculation starts or stops paying on the time
+        model: (first, last, pays). Speedup need not fall as the batch grows (the measured kernels'
+        shares rise and fall with the tokens in a step), so every batch is tried."""
         found, first, paying = [], 1, self.at(1) >= 1
-        for low, high in zip(ordered, ordered[1:]):
-            low_pays = self.at(low) >= 1
-            if (self.at(high) >= 1) == low_pays:
-                continue
-            while high - low > 1:
-                middle = (low + high) // 2
-                low, high = (middle, high) if (self.at(middle) >= 1) == low_pays else (low, middle)
-            found.append((first, low, paying))
-            first, paying = high, not paying
-        found.append((first, largest, paying))
+        for batch in range(2, self.largest + 1):
+            pays = self.at(batch) >= 1
+            if pays != paying:
+                found.append((first, batch - 1, paying))
+                first, paying = batch, pays
+        found.append((first, self.largest, paying))
         return tuple(found)
 
     @property
@@ -493,28 +502,20 @@ class Speculative:
     def stops_text(self) -> str:
         return f"it {self.paying_text}"
 
-    @cached_property
-    def _lines(self) -> tuple["PassLine", "PassLine", "PassLine"]:
-        """An ordinary step, a draft step and this γ's verification pass, each as a function of the batch."""
-        shape = self.drafter.shape(self.stack.model)
-        return (pass_line(self.stack, 0, self.tokens),
-                pass_line(replace(self.stack, model=shape), 0, self.tokens) if shape else PassLine(0.0, 0.0, 0.0),
-                pass_line(self.stack, self.gamma, self.tokens))
-
     @property
     def speedup_value(self) -> float:
         step, draft, verify = self._seconds
         return tokens_per_pass(self.alpha, self.gamma) * step / (self.gamma * draft + verify)
 
     def at(self, batch: int) -> float:
-        """Speedup on the time model at another batch, from the three passes' lines (no step is rebuilt)."""
-        step, draft, verify = self._lines
-        return tokens_per_pass(self.alpha, self.gamma) * step.at(batch) / (self.gamma * draft.at(batch) + verify.at(batch))
+        """Speedup on the time model at another batch, from the passes' numbers (no step is rebuilt)."""
+        passes_ = self._passes
+        return (tokens_per_pass(self.alpha, self.gamma) * passes_.step(batch)
+                / (self.gamma * passes_.draft_pass(batch) + passes_.verify(batch, self.gamma)))
 
     def cost_at(self, batch: int) -> float:
-        """c at another batch: a draft step over a target step."""
-        step, draft, _ = self._lines
-        return draft.at(batch) / step.at(batch)
+        """c at another batch: a draft pass over a target step."""
+        return self._passes.draft_pass(batch) / self._passes.step(batch)
 
 
 def _against_one(speedup: float) -> str:
@@ -527,31 +528,6 @@ def _against_one(speedup: float) -> str:
 
 def _span(first: int, last: int) -> str:
     return grouped(first) if first == last else f"{grouped(first)}–{grouped(last)}"
-
-
-@dataclass(frozen=True)
-class PassLine:
-    """A forward pass over B sequences on the time model, as a function of B, in seconds:
-    max(weights, B × matmuls) + B × per_sequence, the weights read once for the batch, the matrix
-    work growing with it, and each sequence's cache read or attention computed, whichever is longer."""
-
-    weights: float
-    matmuls: float
-    per_sequence: float
-
-    def at(self, batch: float) -> float:
-        return max(self.weights, batch * self.matmuls) + batch * self.per_sequence
-
-    @property
-    def turns(self) -> float:
-        """The batch where the matrix work overtakes the weights' reading: linear on either side."""
-        return self.weights / self.matmuls if self.matmuls else math.inf
-
-
-def pass_line(stack: Stack, gamma: int, tokens: int) -> PassLine:
-    """A pass over γ + 1 positions per sequence (γ of 0: an ordinary step), from the time model at one sequence."""
-    weights, matmuls, cache, attention = verify_parts(stack, 1, gamma, tokens)
-    return PassLine(weights, matmuls, max(cache, attention))
 
 
 @dataclass(frozen=True)

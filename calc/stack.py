@@ -4,9 +4,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from .cards import H100_SXM, Card
+from .engine.release import PINNED, Release
 from .models import LLAMA_3_1_8B, LLAMA_3_1_70B, Model
 from .precision import BF16, Precision
-from .units import GiB
 
 
 @dataclass(frozen=True)
@@ -57,16 +57,15 @@ class PromptText:
 
 @dataclass(frozen=True)
 class Efficiency:
-    """How much of the datasheet a real engine achieves: the two assumptions every time rests on.
+    """How fast this stack's kernels run against the measured ones the time model is calibrated on
+    (calc.engine.kernels): 1 is the measurement. `compute` scales the kernels that wait on arithmetic,
+    `bandwidth` those that wait on memory; a reader who times their own prefill or decode step sets
+    them (document 05). `prefill_target_s`: the measured prefill `compute` was set from, if it was, so a
+    measured decode step set afterwards solves both speeds together and keeps that prefill."""
 
-    `mfu`: the share of the dense tensor peak that matrix work reaches (prefill, and decode when it
-    is compute-bound). `bandwidth_fraction`: the share of HBM bandwidth a decode step's reads reach.
-    Both stand for published measurements of this stack (calc.measured), which the pages set beside
-    them.
-    """
-
-    mfu: float = 0.40
-    bandwidth_fraction: float = 0.60
+    compute: float = 1.0
+    bandwidth: float = 1.0
+    prefill_target_s: float = 0.0
 
 
 @dataclass(frozen=True)
@@ -129,7 +128,9 @@ class Serving:
     kv_cache_memory_bytes: int | None = None
     max_loras: int = 0
     max_lora_rank: int = 16
+    enforce_eager: bool = False
     notes: str = ""
+    log: str = ""  # a start-up log document 12 reads (calc.engine.logs); "" until a reader pastes one
 
 
 @dataclass(frozen=True)
@@ -252,9 +253,8 @@ class Stack:
     card: Card
     weight_precision: Precision
     kv_precision: Precision
-    engine: str
+    engine: Release
     gpu_memory_utilization: float
-    activation_reserve_bytes: float
     context_limit: int
     typical_conversation: int
     block_size: int
@@ -280,11 +280,8 @@ REFERENCE = Stack(
     card=H100_SXM,
     weight_precision=BF16,
     kv_precision=BF16,
-    engine="vLLM",
+    engine=PINNED,
     gpu_memory_utilization=0.90,
-    # An assumption: vLLM's profile of this shape on an H100 measured 1.79 GiB outside PyTorch + a
-    # 1.26 GiB activation peak = 3.05 GiB (vllm-project/vllm PR 10511; calc.startup), within 2%.
-    activation_reserve_bytes=3.00 * GiB,
     context_limit=8_192,
     typical_conversation=2_300,
     block_size=16,

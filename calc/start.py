@@ -25,7 +25,7 @@ TOKENS_PER_HOUR = Unit("tokens per hour", 1e6, "M tokens/h", 1)
 CARDS = Unit("cards", 1, "cards", 2, significant=3)
 REQUESTS = Unit("requests", 1, "", 0, significant=2)  # a quiet rate puts a fraction of a request in flight
 
-# The six formulas document 00 asks a reader to write from memory (the cache formula is kvcache.FORMULA).
+# The six formulas document 00 asks a reader to write from memory (the cache formula is kvshape.FORMULA).
 WEIGHTS_FORMULA = "bytes = parameters × bytes_per_parameter"
 FLOOR_FORMULA = "seconds per step ≥ (weight bytes + cache bytes) ÷ bandwidth"
 RIDGE_FORMULA = "ridge (FLOP/byte) = dense peak FLOP/s ÷ bandwidth"
@@ -203,8 +203,8 @@ def one_card_problem(stack: Stack) -> dict[str, str]:
     split = "or split the model across cards (tensor parallelism, document 11), which this page does not size"
     if not rungs.weights_fit:
         return {"model": (f"{model}'s weights in {stack.weight_precision.name} ({rungs.weights}) and the "
-                          f"{rungs.activations} activation reserve do not fit the {rungs.pool} one {card} gives "
-                          f"the engine: choose narrower weights or a larger card, {split}")}
+                          f"{rungs.reserve} the engine's profile holds back do not fit the {rungs.pool} one {card} "
+                          f"gives the engine: choose narrower weights or a larger card, {split}")}
     if rungs.users_worst.value < 1:
         held = int(rungs.token_capacity.value)
         if held < 1:

@@ -1,10 +1,11 @@
-"""The time model: how long prefill and a decode step take, and what that makes TTFT, ITL and
-throughput, for any model × card × precision calc knows.
+"""The time model as the documents use it: prefill, a decode step, and what they make of TTFT, ITL
+and throughput, for any model × card × precision calc knows.
 
-Prefill is compute-bound: its operations at an achieved fraction of the card's dense peak (MFU).
-A decode step must both read its bytes (weights once, every sequence's cache) and do its
-operations; it takes the longer of the two, each at its achieved rate. The two efficiencies are
-named inputs (`Efficiency`), with the measurements they stand for in calc.measured.
+Every time comes from the engine layer (calc.engine.steptime): each kind of kernel is priced as its
+roofline divided by the share of it vLLM's kernels were measured to reach on the card, plus a fixed
+cost per step. The documents' intuitions are read off the same measurements: the share of the dense
+peak a long step's matrix multiplies reach (`compute_share`), the share of bandwidth a one-token
+step's reach while they read the weights (`bandwidth_share`), and the ridge between them.
 """
 from __future__ import annotations
 
@@ -15,24 +16,15 @@ from dataclasses import dataclass
 
 from . import kvcache, operations
 from .cards import Card
+from .engine import kernels, steptime
+from .engine.kernels import peak_compute
+from .engine.steptime import Group
 from .models import Model
-from .precision import FP8, Precision
 from .roofline import DecodeRead, decode_read, weights_read
 from .stack import Efficiency, Stack
-from .units import COUNT, FLOP_PER_BYTE, FRACTION, GFLOP, MS, PERCENT, SECONDS, TFLOPS, TOKENS, TOKENS_PER_S, Result, given, grouped
+from .units import COUNT, FLOP_PER_BYTE, GFLOP, MS, PERCENT, SECONDS, TFLOPS, TOKENS, TOKENS_PER_S, Result, grouped
 
-
-@lru_cache(maxsize=512)
-def peak_compute(card: Card, precision: Precision) -> Result:
-    """The dense tensor peak the matrix multiplies run at. fp8 checkpoints of this family quantise
-    activations too (W8A8), so they use fp8 tensor cores where the card has them; int4 (AWQ, GPTQ)
-    is weight-only and multiplies in bf16."""
-    if precision == FP8 and card.fp8_dense_tflops > 0:
-        return Result(card.fp8_dense.value, TFLOPS, formula="dense fp8 tensor peak (datasheet)",
-                      worked=f"fp8 weights and activations on fp8 tensor cores: {card.fp8_dense}")
-    why = "no fp8 tensor cores, so fp8 weights multiply in bf16" if precision == FP8 else f"{precision.name} weights multiply in bf16"
-    return Result(card.bf16_dense.value, TFLOPS, formula="dense bf16 tensor peak (datasheet)",
-                  worked=f"{why}: {card.bf16_dense}" if precision.quantised else f"{card.bf16_dense}")
+__all__ = ["peak_compute"]  # re-exported: the documents price compute with it
 
 
 def difference(first: float, second: float, unit) -> str:
@@ -46,29 +38,12 @@ def difference(first: float, second: float, unit) -> str:
     return f"{unit.show(first, places)} − {unit.show(second, places)} = {unit.show(result)}"
 
 
-@lru_cache(maxsize=512)
-def achieved(peak: Result, fraction: float, what: str) -> Result:
-    value = peak.value * fraction
-    return Result(value, peak.unit, formula=f"{what} × peak",
-                  worked=f"{given(fraction, FRACTION)} × {peak} = {peak.unit.show(value)}")
-
-
-def ridge_point(card: Card, precision: Precision) -> Result:
+def ridge_point(card: Card, precision) -> Result:
     """Operations per byte at which the peak compute and the bandwidth take equal time."""
     peak = peak_compute(card, precision)
     value = peak.value / card.bandwidth.value
     return Result(value, FLOP_PER_BYTE, formula="dense peak ÷ memory bandwidth",
                   worked=f"{peak} ÷ {card.bandwidth} = {FLOP_PER_BYTE.show(value)}")
-
-
-@lru_cache(maxsize=512)
-def effective_ridge(stack: Stack) -> Result:
-    """The ridge as the model sees it: achieved compute ÷ achieved bandwidth."""
-    compute = achieved(peak_compute(stack.card, stack.weight_precision), stack.efficiency.mfu, "MFU")
-    bandwidth = achieved(stack.card.bandwidth, stack.efficiency.bandwidth_fraction, "bandwidth fraction")
-    value = compute.value / bandwidth.value
-    return Result(value, FLOP_PER_BYTE, formula="MFU × peak ÷ (bandwidth fraction × bandwidth)",
-                  worked=f"{compute.operand} ÷ {bandwidth.operand} = {FLOP_PER_BYTE.show(value)}")
 
 
 @dataclass(frozen=True)
@@ -80,38 +55,147 @@ class Timed:
 
     model: Model
     card: Card
-    weight_precision: Precision
-    kv_precision: Precision
+    weight_precision: object
+    kv_precision: object
     efficiency: Efficiency
+
+    @property
+    def hardware(self) -> steptime.Hardware:
+        return steptime.Hardware(self.card, self.weight_precision, self.kv_precision,
+                                 self.efficiency.compute, self.efficiency.bandwidth)
 
 
 def timed(stack: Stack) -> Timed:
     return Timed(stack.model, stack.card, stack.weight_precision, stack.kv_precision, stack.efficiency)
 
 
-def prefill_time(stack: Stack, prompt: int) -> Result:
-    """A prompt's operations at the achieved compute rate, or, for a prompt too short to keep the
-    card busy, the time to read the weights once, whichever is longer."""
-    return _prefill_time(timed(stack), prompt)
+@lru_cache(maxsize=512)
+def _compute_share(stack: Timed, tokens: int) -> Result:
+    share = kernels.gemm_efficiency(stack.card, stack.weight_precision, tokens)
+    value = share.value * stack.efficiency.compute
+    if stack.efficiency.compute == 1:
+        return share
+    return Result(value, PERCENT, formula="measured share × your calibration",
+                  worked=f"{share.operand} × {stack.efficiency.compute:g} = {PERCENT.show(value)}")
+
+
+def compute_share(stack: Stack) -> Result:
+    """The share of the dense peak the matrix multiplies reach in a step of the typical prompt's
+    tokens: measured, and as close to a long step's plateau as the measurements go."""
+    return _compute_share(timed(stack), stack.traffic.prompt_p50)
+
+
+def bandwidth_share(stack: Stack) -> Result:
+    """The share of bandwidth the matrix multiplies reach reading the weights for one token."""
+    t = timed(stack)
+    share = kernels.gemm_efficiency(t.card, t.weight_precision, 1)
+    if t.efficiency.bandwidth == 1:
+        return share
+    value = share.value * t.efficiency.bandwidth
+    return Result(value, PERCENT, formula="measured share × your calibration",
+                  worked=f"{share.operand} × {t.efficiency.bandwidth:g} = {PERCENT.show(value)}")
+
+
+def achieved(peak: Result, share: Result, what: str) -> Result:
+    value = peak.value * share.value
+    return Result(value, peak.unit, formula=f"{what} × peak", worked=f"{share.operand} × {peak} = {peak.unit.show(value)}")
+
+
+def achieved_compute(stack: Stack) -> Result:
+    return achieved(peak_compute(stack.card, stack.weight_precision), compute_share(stack), "compute share")
+
+
+def achieved_bandwidth(stack: Stack) -> Result:
+    return achieved(stack.card.bandwidth, bandwidth_share(stack), "bandwidth share")
+
+
+@lru_cache(maxsize=512)
+def effective_ridge(stack: Stack) -> Result:
+    """The ridge as the kernels see it: achieved compute ÷ achieved bandwidth."""
+    compute, bandwidth = achieved_compute(stack), achieved_bandwidth(stack)
+    value = compute.value / bandwidth.value
+    return Result(value, FLOP_PER_BYTE, formula="compute share × peak ÷ (bandwidth share × bandwidth)",
+                  worked=f"{compute.operand} ÷ {bandwidth.operand} = {FLOP_PER_BYTE.show(value)}")
+
+
+@dataclass(frozen=True)
+class Step:
+    """One engine step's kernels and its fixed cost; its time is their sum."""
+
+    groups: tuple[Group, ...]
+    overhead: Result
+
+    @cached_property
+    def kernels(self) -> Result:
+        value = sum(g.time.value for g in self.groups)
+        return Result(value, MS, formula="the kernels' times added",
+                      worked=" + ".join(f"{g.time.operand} {g.name}" for g in self.groups) + f" = {MS.show(value)}")
+
+    @cached_property
+    def time(self) -> Result:
+        value = self.kernels.value + self.overhead.value
+        return Result(value, MS, formula="kernels + the step's fixed cost",
+                      worked=(" + ".join(g.time.operand for g in self.groups) + f" + {self.overhead.operand} = "
+                              f"{MS.show(value)}"))
+
+    def group(self, name: str) -> Group:
+        return next(g for g in self.groups if g.name.startswith(name))
+
+
+def prefill_step(stack: Stack, prompt: int) -> Step:
+    """One prompt prefilled alone, in one step: its block matrices at `prompt` tokens, the LM head for
+    its last position, causal attention, the elementwise work and the step's fixed cost."""
+    return _prompt_step(timed(stack), prompt, 0)
+
+
+def prefill_after(stack: Stack, prompt: int, cached: int) -> Step:
+    """A prompt whose first `cached` tokens were found in the prefix cache: the rest prefilled in one
+    step, attending to the whole prompt."""
+    return _prompt_step(timed(stack), prompt - cached, cached)
 
 
 @lru_cache(maxsize=2048)
-def _prefill_time(stack: Timed, prompt: int) -> Result:
+def _prompt_step(stack: Timed, tokens: int, cached: int) -> Step:
+    hw, model = stack.hardware, stack.model
+    return Step((steptime.embedding(hw, model, tokens), steptime.matrices(hw, model, tokens),
+                 steptime.prefill_attention(hw, model, ((tokens, cached),)),
+                 steptime.elementwise(hw, model, tokens, with_embedding=False), steptime.head(hw, model, 1)),
+                steptime.overhead())
+
+
+def prefill_time(stack: Stack, prompt: int) -> Result:
+    """A prompt prefilled alone: its step's kernels and the step's fixed cost."""
+    return prefill_step(stack, prompt).time
+
+
+def implied_mfu(ops: Result, seconds: float, peak: Result) -> Result:
+    """The MFU a time implies for a known amount of work."""
+    value = ops.value / (seconds * peak.value)
+    return Result(value, PERCENT, formula="operations ÷ (time × dense peak)",
+                  worked=f"{ops.operand} ÷ ({MS.precise(seconds)} × {peak}) = {PERCENT.show(value)}")
+
+
+def prefill_mfu(stack: Stack, prompt: int) -> Result:
+    """The MFU the model's prefill reaches: the prompt's operations over its time at the dense peak."""
+    return implied_mfu(operations.prefill_ops(stack.model, prompt), prefill_time(stack, prompt).value,
+                       peak_compute(stack.card, stack.weight_precision))
+
+
+def prefill_rate(stack: Stack) -> Result:
+    """The operations per second the engine's prefill of the typical prompt achieves: what a plan
+    divides mean operations by."""
+    prompt = stack.traffic.prompt_p50
     ops = operations.prefill_ops(stack.model, prompt)
-    rate = achieved(peak_compute(stack.card, stack.weight_precision), stack.efficiency.mfu, "MFU")
-    bandwidth = achieved(stack.card.bandwidth, stack.efficiency.bandwidth_fraction, "bandwidth fraction")
-    weights = weights_read(stack.model, stack.weight_precision)
-    computing, reading = ops.value / rate.value, weights.value / bandwidth.value
-    value = max(computing, reading)
-    return Result(value, MS, formula="max(prefill operations ÷ achieved compute, weights ÷ achieved bandwidth)",
-                  worked=(f"max({ops.operand} ÷ {rate.operand}, {weights.operand} ÷ {bandwidth.operand}) = "
-                          f"{MS.show(value)}"))
+    seconds = prefill_time(stack, prompt).value
+    value = ops.value / seconds
+    return Result(value, TFLOPS, formula="prefill operations of the typical prompt ÷ its prefill time",
+                  worked=f"{ops.operand} ÷ {MS.precise(seconds)} = {TFLOPS.show(value)}")
 
 
 def prefill_floor_tokens(stack: Stack) -> Result:
-    """The prompt length below which prefill waits on reading the weights rather than on arithmetic."""
-    rate = achieved(peak_compute(stack.card, stack.weight_precision), stack.efficiency.mfu, "MFU")
-    bandwidth = achieved(stack.card.bandwidth, stack.efficiency.bandwidth_fraction, "bandwidth fraction")
+    """The prompt length below which prefill waits on reading the weights rather than on arithmetic:
+    the weights' reading time at the achieved bandwidth × the achieved compute ÷ operations per token."""
+    rate, bandwidth = achieved_compute(stack), achieved_bandwidth(stack)
     reading = weights_read(stack.model, stack.weight_precision).value / bandwidth.value
     per_token = 2 * operations.block_parameters(stack.model)
     value = reading * rate.value / per_token
@@ -133,82 +217,57 @@ def prefill_intensity(stack: Stack, prompt: int) -> Result:
 
 
 @dataclass(frozen=True)
-class Kernels:
-    """One group of a step's kernels: the bytes it reads, the operations it does, and the longer of
-    the two times, since a kernel overlaps its own reading and computing but not another's."""
-
-    name: str
-    bytes: Result
-    ops: Result
-    reading: Result
-    computing: Result
-
-    @cached_property
-    def time(self) -> Result:
-        longer = max(self.reading.value, self.computing.value)
-        return Result(longer, MS, formula="the longer of reading and computing",
-                      worked=f"max({self.reading.operand}, {self.computing.operand}) = {MS.show(longer)}")
-
-    @property
-    def bound(self) -> str:
-        return "reading" if self.reading.value >= self.computing.value else "computing"
-
-    @cached_property
-    def intensity(self) -> Result:
-        value = self.ops.value / self.bytes.value if self.bytes.value else 0.0
-        return Result(value, FLOP_PER_BYTE, formula="operations ÷ bytes read",
-                      worked=f"{self.ops.operand} ÷ {self.bytes.operand} = {FLOP_PER_BYTE.show(value)}")
-
-
-def kernels(name: str, read_bytes: Result, ops: Result, bandwidth: Result, compute: Result) -> Kernels:
-    reading, computing = read_bytes.value / bandwidth.value, ops.value / compute.value
-    return Kernels(
-        name, read_bytes, ops,
-        reading=Result(reading, MS, formula="bytes ÷ achieved bandwidth",
-                       worked=f"{read_bytes.operand} ÷ {bandwidth.operand} = {MS.show(reading)}"),
-        computing=Result(computing, MS, formula="operations ÷ achieved compute",
-                         worked=f"{ops.operand} ÷ {compute.operand} = {MS.show(computing)}"),
-    )
-
-
-@dataclass(frozen=True)
 class DecodeStep:
-    """One decode step as two groups of kernels run one after the other: the matrix multiplies,
-    which read every weight once for the whole batch, and attention, which reads every sequence's
-    cache. Each takes the longer of its reading and computing; the step takes their sum."""
+    """One decode step: the matrix multiplies with the LM head, which read every weight once for the
+    whole batch; attention, which reads every sequence's cache; the norms and activation; and the
+    step's fixed cost. Each kind of kernel is its roofline over its measured share."""
 
     read: DecodeRead
-    matmuls: Kernels
-    attention: Kernels
+    matmuls: Group
+    head: Group
+    attention: Group
+    others: Group
+    overhead: Result
     read_model: Model
-    bandwidth: Result
-    compute: Result
+
+    @property
+    def bandwidth(self) -> Result:
+        return self.matmuls.bandwidth
+
+    @property
+    def compute(self) -> Result:
+        return self.matmuls.compute
+
+    @property
+    def groups(self) -> tuple[Group, ...]:
+        return (self.matmuls, self.head, self.attention, self.others)
 
     @cached_property
     def ops(self) -> Result:
-        value = self.matmuls.ops.value + self.attention.ops.value
-        return Result(value, GFLOP, formula="matrix multiplies + attention",
-                      worked=f"{self.matmuls.ops.operand} + {self.attention.ops.operand} = {GFLOP.show(value)}")
+        value = self.matmuls.ops.value + self.head.ops.value + self.attention.ops.value
+        return Result(value, GFLOP, formula="matrix multiplies + LM head + attention",
+                      worked=(f"{self.matmuls.ops.operand} + {self.head.ops.operand} + {self.attention.ops.operand} = "
+                              f"{GFLOP.show(value)}"))
 
     @cached_property
     def memory_time(self) -> Result:
-        """Every byte the step reads, at the achieved bandwidth: the step's floor."""
+        """Every byte the step must read at the datasheet's bandwidth: the floor no kernel beats."""
         value = self.read.total.value / self.bandwidth.value
-        return Result(value, MS, formula="bytes read ÷ achieved bandwidth",
-                      worked=f"{self.read.total.operand} ÷ {self.bandwidth.operand} = {MS.show(value)}")
+        return Result(value, MS, formula="bytes read ÷ datasheet bandwidth",
+                      worked=f"{self.read.total.operand} ÷ {self.bandwidth} = {MS.show(value)}")
 
     @cached_property
-    def compute_time(self) -> Result:
-        value = self.ops.value / self.compute.value
-        return Result(value, MS, formula="step operations ÷ achieved compute",
-                      worked=f"{self.ops.operand} ÷ {self.compute.operand} = {MS.show(value)}")
+    def kernels(self) -> Result:
+        """The step's kernels without its fixed cost: what a draft pass inside an engine step takes."""
+        value = sum(g.time.value for g in self.groups)
+        return Result(value, MS, formula="matrix multiplies + LM head + attention + norms and activation",
+                      worked=" + ".join(g.time.operand for g in self.groups) + f" = {MS.show(value)}")
 
     @cached_property
     def time(self) -> Result:
-        value = self.matmuls.time.value + self.attention.time.value
-        return Result(value, MS, formula="matrix multiplies + attention, each the longer of reading and computing",
-                      worked=(f"max({self.matmuls.reading.operand}, {self.matmuls.computing.operand}) + "
-                              f"max({self.attention.reading.operand}, {self.attention.computing.operand}) = "
+        value = sum(g.time.value for g in self.groups) + self.overhead.value
+        return Result(value, MS, formula="matrix multiplies + LM head + attention + norms and activation + fixed cost",
+                      worked=(" + ".join(g.time.operand for g in self.groups) + f" + {self.overhead.operand} = "
                               f"{MS.show(value)}"))
 
     @property
@@ -222,6 +281,14 @@ class DecodeStep:
         value = self.attention.time.value / self.time.value
         return Result(value, PERCENT, formula="attention's time ÷ the step's",
                       worked=f"{self.attention.time.operand} ÷ {self.time.operand} = {PERCENT.show(value)}")
+
+    @cached_property
+    def achieved_bandwidth_share(self) -> Result:
+        """The share of bandwidth the whole step reaches: bytes it reads ÷ (its time × bandwidth)."""
+        value = self.read.total.value / (self.time.value * self.bandwidth.value)
+        return Result(value, PERCENT, formula="bytes read ÷ (step time × bandwidth)",
+                      worked=(f"{self.read.total.operand} ÷ ({MS.precise(self.time.value)} × {self.bandwidth}) = "
+                              f"{PERCENT.show(value)}"))
 
     @cached_property
     def intensity(self) -> Result:
@@ -251,33 +318,23 @@ def decode_step(stack: Stack, batch: int, tokens: int) -> DecodeStep:
 @lru_cache(maxsize=2048)
 def _decode_step(stack: Timed, batch: int, tokens: int) -> DecodeStep:
     held = stack.model.tokens_cached(tokens)
-    read = decode_read(stack.model, stack.weight_precision, stack.kv_precision, batch, held)
-    bandwidth = achieved(stack.card.bandwidth, stack.efficiency.bandwidth_fraction, "bandwidth fraction")
-    compute = achieved(peak_compute(stack.card, stack.weight_precision), stack.efficiency.mfu, "MFU")
-    linear = batch * operations.linear_ops_per_token(stack.model).value
-    attention = batch * operations.attention_ops_per_position(stack.model).value * held
+    hw, model = stack.hardware, stack.model
     return DecodeStep(
-        read=read,
-        matmuls=kernels("matrix multiplies", read.weights,
-                        Result(linear, GFLOP, formula="batch × 2 × parameters multiplied",
-                               worked=f"{grouped(batch)} × 2 × {grouped(operations.multiplied_parameters(stack.model).value)}"
-                                      f" = {GFLOP.show(linear)}"),
-                        bandwidth, compute),
-        attention=kernels("attention", read.cache,
-                          Result(attention, GFLOP, formula="batch × attention per position × tokens held",
-                                 worked=(f"{grouped(batch)} × {grouped(operations.attention_ops_per_position(stack.model).value)}"
-                                         f" × {grouped(held)} = {GFLOP.show(attention)}")),
-                          bandwidth, compute),
-        read_model=stack.model,
-        bandwidth=bandwidth,
-        compute=compute,
+        read=decode_read(model, stack.weight_precision, stack.kv_precision, batch, held),
+        matmuls=steptime.matrices(hw, model, batch),
+        head=steptime.head(hw, model, batch),
+        attention=steptime.decode_attention(hw, model, batch, batch * held),
+        others=steptime.elementwise(hw, model, batch),
+        overhead=steptime.overhead(),
+        read_model=model,
     )
 
 
 @lru_cache(maxsize=512)
 def matmul_crossing(stack: Stack) -> Result:
-    """The batch at which the matrix multiplies take as long to compute as to read their weights:
-    ridge × weight bytes read ÷ (2 × parameters multiplied per token). It does not depend on length."""
+    """The batch at which the matrix multiplies take as long to compute as to read their weights, at
+    the rates the kernels achieve: achieved ridge × weight bytes read ÷ operations per token. It does
+    not depend on length."""
     ridge = effective_ridge(stack)
     weights = weights_read(stack.model, stack.weight_precision).value
     per_token = operations.linear_ops_per_token(stack.model).value
@@ -343,17 +400,10 @@ def request_time(stack: Stack, prompt: int, output: int, batch: int) -> Result:
                   worked=f"{MS.precise(ttft.value)} + {grouped(output - 1)} × {MS.precise(step.value)} = {SECONDS.show(value)}")
 
 
-def implied_mfu(ops: Result, seconds: float, peak: Result) -> Result:
-    """The MFU a measured time implies for a known amount of work."""
-    value = ops.value / (seconds * peak.value)
-    return Result(value, PERCENT, formula="operations ÷ (measured time × dense peak)",
-                  worked=f"{ops.operand} ÷ ({MS.precise(seconds)} × {peak}) = {PERCENT.show(value)}")
-
-
 def implied_bandwidth_fraction(read: DecodeRead, seconds: float, card: Card) -> Result:
-    """The bandwidth fraction a measured step time implies for the bytes the step must read."""
+    """The bandwidth fraction a step time implies for the bytes the step must read."""
     value = read.total.value / (seconds * card.bandwidth.value)
-    return Result(value, PERCENT, formula="bytes read ÷ (measured time × bandwidth)",
+    return Result(value, PERCENT, formula="bytes read ÷ (time × bandwidth)",
                   worked=f"{read.total.operand} ÷ ({MS.precise(seconds)} × {card.bandwidth}) = {PERCENT.show(value)}")
 
 
@@ -361,11 +411,11 @@ STEP_BATCHES = (1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 1024)
 
 
 def step_against_batch(stack: Stack, tokens: int, admitted: int) -> dict:
-    """A decode step's two kernel groups, the step, and the throughput, against batch, at one
-    length; with the batch where the matrix multiplies turn compute-bound and the batch the cache
-    admits as vertical markers. Curves, and the rows of the chart's table."""
+    """A decode step's kernel groups, the step, and the throughput, against batch, at one length; with
+    the batch where the matrix multiplies turn compute-bound and the batch the cache admits as
+    vertical markers. Curves, and the rows of the chart's table."""
     steps = [decode_step(stack, batch, tokens) for batch in STEP_BATCHES]
-    matmuls = [1000 * s.matmuls.time.value for s in steps]
+    matmuls = [1000 * (s.matmuls.time.value + s.head.time.value) for s in steps]
     attention = [1000 * s.attention.time.value for s in steps]
     step = [1000 * s.time.value for s in steps]
     throughput = [s.tokens_per_second.value for s in steps]
@@ -375,9 +425,9 @@ def step_against_batch(stack: Stack, tokens: int, admitted: int) -> dict:
     within = STEP_BATCHES[0] <= crossing <= STEP_BATCHES[-1]
     full = 0 < admitted <= STEP_BATCHES[-1]
     curves = [
-        {"name": "matrix multiplies: the longer of reading the weights and computing", "x": x, "y": matmuls},
-        {"name": "attention: the longer of reading the cache and computing", "x": x, "y": attention},
-        {"name": "decode step (the two added)", "x": x, "y": step},
+        {"name": "matrix multiplies and LM head, as measured", "x": x, "y": matmuls},
+        {"name": "decode attention, as measured", "x": x, "y": attention},
+        {"name": "decode step (every kernel and the fixed cost)", "x": x, "y": step},
         {"name": "tokens per second, whole batch", "x": x, "y": throughput},
         {"name": "the matrix multiplies turn compute-bound", "x": [crossing] * 2 if within else [],
          "y": [0, top] if within else []},
@@ -391,28 +441,18 @@ def step_against_batch(stack: Stack, tokens: int, admitted: int) -> dict:
 @dataclass(frozen=True)
 class ChunkedPrefill:
     """A prompt prefilled in chunks that ride along with a running batch's decode steps. The chunk's
-    matrix work joins the batch's matrix multiplies, which read the weights once for both; its
-    attention joins the batch's attention."""
+    tokens join the batch's matrix multiplies, which read the weights once for both; its attention
+    joins the batch's attention."""
 
     prompt: int
     chunk: int
     decode: DecodeStep
-    chunk_linear: Result
-    chunk_attention: Result
-    rate: Result
+    mixed: Step
+    crossing: Result
 
     @property
     def mixed_step(self) -> Result:
-        matmuls = max(self.decode.matmuls.reading.value,
-                      (self.decode.matmuls.ops.value + self.chunk_linear.value) / self.rate.value)
-        attention = max(self.decode.attention.reading.value,
-                        (self.decode.attention.ops.value + self.chunk_attention.value) / self.rate.value)
-        value = matmuls + attention
-        return Result(value, MS, formula="matrix multiplies with the chunk + attention with the chunk",
-                      worked=(f"max({self.decode.matmuls.reading.operand}, ({self.decode.matmuls.ops.operand} + "
-                              f"{self.chunk_linear.operand}) ÷ {self.rate.operand}) + "
-                              f"max({self.decode.attention.reading.operand}, ({self.decode.attention.ops.operand} + "
-                              f"{self.chunk_attention.operand}) ÷ {self.rate.operand}) = {MS.show(value)}"))
+        return self.mixed.time
 
     @property
     def added(self) -> Result:
@@ -424,17 +464,14 @@ class ChunkedPrefill:
     @property
     def free_tokens(self) -> Result:
         """Prompt tokens the matrix multiplies can take on while they still wait for their weights."""
-        slack = self.decode.matmuls.reading.value - self.decode.matmuls.computing.value
-        per_token = 2 * operations.block_parameters(self.decode.read_model)
-        if slack <= 0:
-            return Result(0, TOKENS, formula="none: the matrix multiplies already compute longer than they read",
-                          worked=(f"the matrix multiplies already compute ({self.decode.matmuls.computing}) longer than "
-                                  f"they read ({self.decode.matmuls.reading}): every prompt token lengthens the step"))
-        value = slack * self.rate.value / per_token
-        return Result(value, TOKENS, formula="(reading the weights − computing) × achieved compute ÷ (2 × block parameters)",
-                      worked=(f"({MS.precise(self.decode.matmuls.reading.value, 9)} − "
-                              f"{MS.precise(self.decode.matmuls.computing.value, 9)}) × "
-                              f"{self.rate.operand} ÷ (2 × {grouped(per_token // 2)}) = {TOKENS.show(value)}"))
+        batch = self.decode.read.batch
+        value = self.crossing.value - batch
+        if value <= 0:
+            return Result(0, TOKENS, formula="none: the batch alone is past the matrix multiplies' crossing",
+                          worked=(f"the batch ({grouped(batch)}) is already past the crossing ({self.crossing}): every "
+                                  f"prompt token lengthens the step"))
+        return Result(value, TOKENS, formula="the matrix multiplies' crossing − the batch",
+                      worked=f"{self.crossing.operand} − {grouped(batch)} = {TOKENS.show(value)}")
 
     @property
     def steps(self) -> Result:
@@ -450,18 +487,37 @@ class ChunkedPrefill:
                       worked=f"{grouped(self.steps.value)} × {MS.precise(self.mixed_step.value)} = {MS.show(value)}")
 
 
+def verify_step(stack: Stack, batch: int, gamma: int, tokens: int) -> Step:
+    """One target pass verifying γ drafts for each of `batch` sequences holding `tokens`: the block
+    matrices and the LM head over batch × (γ + 1) positions (vLLM scores every draft), and each cache
+    read once for its γ + 1 queries; γ of 0 is an ordinary decode step."""
+    return _verify_step(timed(stack), batch, gamma, tokens)
+
+
+@lru_cache(maxsize=512)
+def _verify_step(stack: Timed, batch: int, gamma: int, tokens: int) -> Step:
+    hw, model = stack.hardware, stack.model
+    held = model.tokens_cached(tokens)
+    positions = batch * (gamma + 1)
+    return Step((steptime.matrices(hw, model, positions), steptime.head(hw, model, positions),
+                 steptime.decode_attention(hw, model, batch, batch * held, queries=gamma + 1),
+                 steptime.elementwise(hw, model, positions)),
+                steptime.overhead())
+
+
+def mixed_step(stack: Stack, batch: int, tokens: int, chunk: int, done: int = 0) -> Step:
+    """`batch` sequences decoding at `tokens` each, and one prompt chunk of `chunk` tokens after `done`."""
+    t = timed(stack)
+    hw, model = t.hardware, t.model
+    held = model.tokens_cached(tokens)
+    width = batch + chunk
+    return Step((steptime.matrices(hw, model, width), steptime.head(hw, model, batch),
+                 steptime.decode_attention(hw, model, batch, batch * held),
+                 steptime.prefill_attention(hw, model, ((chunk, done),)), steptime.elementwise(hw, model, width)),
+                steptime.overhead())
+
+
 def chunked_prefill(stack: Stack, prompt: int, chunk: int, batch: int, tokens: int) -> ChunkedPrefill:
     size = min(chunk, prompt)
-    blocks = operations.block_parameters(stack.model)
-    linear = 2 * blocks * size
-    attention = operations.attention_ops_per_position(stack.model).value * operations.causal_positions(stack.model, size)
-    return ChunkedPrefill(
-        prompt=prompt,
-        chunk=chunk,
-        decode=decode_step(stack, batch, tokens),
-        chunk_linear=Result(linear, GFLOP, formula="2 × block parameters × chunk",
-                            worked=f"2 × {grouped(blocks)} × {grouped(size)} = {GFLOP.show(linear)}"),
-        chunk_attention=Result(attention, GFLOP, formula="attention per position × the chunk's causal positions",
-                               worked=f"{GFLOP.show(attention)}"),
-        rate=achieved(peak_compute(stack.card, stack.weight_precision), stack.efficiency.mfu, "MFU"),
-    )
+    return ChunkedPrefill(prompt=prompt, chunk=chunk, decode=decode_step(stack, batch, tokens),
+                          mixed=mixed_step(stack, batch, tokens, size), crossing=matmul_crossing(stack))

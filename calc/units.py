@@ -43,11 +43,17 @@ def _exact_places(number: float, fewest: int, most: int) -> int:
     """The fewest decimal places from `fewest` up to `most` that show `number` exactly, or `most`.
     A number exact to some places is exact to every place after, so one rounding at `most` settles
     the usual case, a number exact to none of them, without trying each place in turn."""
-    if fewest >= most or round(number, most) != number:
+    if fewest >= most or not _shows_exactly(number, most):
         return max(fewest, most)
-    while round(number, fewest) != number:
+    while not _shows_exactly(number, fewest):
         fewest += 1
     return fewest
+
+
+def _shows_exactly(number: float, places: int) -> bool:
+    """Whether `places` decimals show `number` as it is, to within the last bits of a float: a value
+    one rounding error from 9.5 is 9.5, whichever libm (CPython's or the page's WebAssembly) made it."""
+    return abs(round(number, places) - number) <= 1e-12 * max(1.0, abs(number))
 
 
 @dataclass(frozen=True)

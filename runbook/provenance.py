@@ -16,7 +16,7 @@ import re
 from dataclasses import dataclass
 from typing import Any, Iterable, Mapping
 
-from calc.present import show
+from calc.present import resolve, show
 from calc.units import Result
 
 from .pages import Page
@@ -200,8 +200,11 @@ def popovers(pages: list[Page], provenance: Provenance, namespace: Mapping[str, 
     shown += [path.strip() for page in pages for token in page.tokens if token.type == "directive"
               and token.info == "worked" for path in token.content.partition("|")[0].split(",")]
     facts = {}
-    for path in provenance.closure(dict.fromkeys(shown)):
-        value = provenance.facts[path]
+    # A number deeper than the walk that lists every fact (a published log's rung, say) is still shown
+    # with its own formula and arithmetic, read where the page read it.
+    deeper = {path: resolve(namespace, path) for path in dict.fromkeys(shown) if path not in provenance.facts}
+    for path in provenance.closure(dict.fromkeys(shown)) + [p for p, v in deeper.items() if isinstance(v, Result)]:
+        value = provenance.facts[path] if path in provenance.facts else deeper[path]
         entry: dict[str, Any] = {"text": show(value)}
         if isinstance(value, Result):
             entry.update(formula=value.formula, worked=value.worked if value.worked != str(value) else "")

@@ -27,8 +27,10 @@ STDLIB_KEEP = Path(__file__).with_name("stdlib_modules.txt")
 
 
 def calc_sources() -> bytes:
-    """calc/*.py as one JSON object, name → source, written into Pyodide's file system."""
-    sources = {p.name: p.read_text(encoding="utf-8") for p in sorted(CALC.glob("*.py"))}
+    """calc's modules, its subpackages' too, as one JSON object, path under calc/ → source, written
+    into Pyodide's file system; a package's command line (__main__.py) stays out of the page."""
+    sources = {p.relative_to(CALC).as_posix(): p.read_text(encoding="utf-8") for p in sorted(CALC.rglob("*.py"))
+               if p.name != "__main__.py"}
     return json.dumps(sources, sort_keys=True, ensure_ascii=False).encode("utf-8")
 
 

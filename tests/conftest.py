@@ -1,6 +1,7 @@
 """Shared fixtures: a site built once per session into a temporary folder, and a real Chromium."""
 from __future__ import annotations
 
+import math
 import os
 import shutil
 import sys
@@ -113,6 +114,20 @@ def booted_page(browser, tmp_path_factory, number: str, name: str):
     assert watched.network() == []
     assert watched.problems == []
     context.close()
+
+
+def same_answer(browser: object, cpython: object) -> bool:
+    """An answer from Pyodide equals CPython's, a chart's floats to within a few units in the last place:
+    WebAssembly's libm may round log₂ and powers one bit differently from glibc's, which moves a curve's
+    point and never a printed figure."""
+    if isinstance(browser, float) or isinstance(cpython, float):
+        return (isinstance(browser, (int, float)) and isinstance(cpython, (int, float))
+                and math.isclose(browser, cpython, rel_tol=1e-12, abs_tol=1e-300))
+    if isinstance(browser, dict) and isinstance(cpython, dict):
+        return browser.keys() == cpython.keys() and all(same_answer(browser[k], cpython[k]) for k in browser)
+    if isinstance(browser, (list, tuple)) and isinstance(cpython, (list, tuple)):
+        return len(browser) == len(cpython) and all(same_answer(a, b) for a, b in zip(browser, cpython))
+    return browser == cpython
 
 
 class Calculator:

@@ -89,7 +89,8 @@ def test_the_chart_is_drawn_once_the_deep_read_shows(page):
 def test_hovering_a_number_shows_its_arithmetic(page):
     page.goto(page.url_of(DOC))
     title = page.get_attribute(".hero .tile [data-ref='ladder.kv_budget']", "title")
-    assert title == "71.30 GiB − 14.96 GiB − 3.00 GiB = 53.34 GiB"
+    # vLLM 0.33.0's ladder: pool − weights − activation peak − non-torch − runner state − CUDA graphs
+    assert title == "71.27 GiB − 14.99 GiB − 1.89 GiB − 0.25 GiB − 0.50 GiB − 0.84 GiB = 52.80 GiB"
 
 
 def test_the_figure_animates_step_by_step(page):

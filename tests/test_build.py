@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 
 import build
+import by_hand
 from runbook.catalogue import read_catalogue
 from runbook.errors import ContentError
 
@@ -86,10 +87,11 @@ def test_no_reference_or_component_syntax_leaks_into_the_page(site):
 def test_both_forms_and_the_components_are_rendered(site):
     html = (site / DOC).read_text(encoding="utf-8")
     assert 'class="form form-quick"' in html and 'class="form form-deep"' in html
-    assert len(re.findall(r'<li class="rung[ "]', html)) == 16, "the ladder, and the calculator's own"
+    assert len(re.findall(r'<li class="rung[ "]', html)) == 20, "the ladder's ten rungs, and the calculator's own"
     for ref in ("ladder.kv_budget", "ladder.users_worst", "ladder.users_paged", "levers.paging.users"):
         assert f'data-ref="{ref}"' in html
-    assert ">53.34 GiB<" in html and ">189<" in html and ">106<" in html
+    paged = by_hand.token_capacity(by_hand.kv_budget()) // (144 * 16)
+    assert f">{BUDGET} GiB<" in html and f">{paged}<" in html
     assert "2 × 32 × 8 × 128 × 2 = 131,072 B = 128 KiB" in html
     assert html.count('class="fast-answer"') == 10
     assert 'data-chart="cache-share"' in html
@@ -141,6 +143,9 @@ def _break(content: Path, old: str, new: str) -> Path:
     return doc
 
 
+# The reference ladder's budget and worst-case users, by hand (tests/by_hand.py), as the page prints them.
+BUDGET = f"{by_hand.kv_budget() / 2 ** 30:.2f}"
+USERS = by_hand.token_capacity(by_hand.kv_budget()) // 8_192
 BREAKAGES = {
     "unknown reference": ("{{ ladder.kv_budget }} budget", "{{ ladder.kv_budgt }} budget",
                           "unknown calc reference 'ladder.kv_budgt'"),
@@ -151,10 +156,10 @@ BREAKAGES = {
     "unknown container": ("::: analogy A group chat", "::: anology A group chat",
                           "unknown component '::: anology'"),
     "unknown directive": ("@ladder", "@ladders", "unknown component '@ladders'"),
-    "typed derived number": ("connect, whether they use it or not.", "connect, so 53 users fit.",
-                             "'53' is typed by hand, but calc derives it as"),
-    "typed derived decimal": ("connect, whether they use it or not.", "connect: 53.34 GiB in all.",
-                              "'53.34' is typed by hand"),
+    "typed derived number": ("connect, whether they use it or not.", f"connect, so {USERS} users fit.",
+                             f"'{USERS}' is typed by hand, but calc derives it as"),
+    "typed derived decimal": ("connect, whether they use it or not.", f"connect: {BUDGET} GiB in all.",
+                              f"'{BUDGET}' is typed by hand"),
     "typed small ratio": ("connect, whether they use it or not.", "connect, a 4× saving.",
                           "'4×' is typed by hand"),
     "stray fence": ("@ladder", "@ladder\n\n::::", "'::::' closes no component here"),
@@ -208,7 +213,7 @@ def test_toml_error_points_at_its_line(content_copy):
 def test_every_page_number_comes_from_calc(site):
     """A backstop for the typed-number check: the figures on the page are references."""
     html = (site / DOC).read_text(encoding="utf-8")
-    for shown in ("53.34 GiB", "128 KiB", "1.00 GiB", "14.96 GiB"):
+    for shown in (f"{BUDGET} GiB", "128 KiB", "1.00 GiB", "14.99 GiB"):
         assert re.search(rf'data-ref="[^"]+"[^>]*>{re.escape(shown)}<', html), shown
 
 

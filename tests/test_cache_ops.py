@@ -17,21 +17,20 @@ from calc.stack import REFERENCE
 from calc.units import Result
 from conftest import Calculator, booted_page
 
+import by_hand
+
 # Llama 3.1 8B by hand: 32 layers of q, k, v, o (4,096 × 4,096, two of 4,096 × 1,024) and a SwiGLU
 # of three 4,096 × 14,336 matrices; a 128,256-token head; 8 KV heads of 128, bf16.
 BLOCKS = 32 * (2 * 4096 * 4096 + 2 * 4096 * 1024 + 3 * 4096 * 14336)
 HEAD = 128_256 * 4096
 PER_POSITION = 4 * 32 * 4096                       # attention operations per attended position
 PER_TOKEN = 2 * 32 * 8 * 128 * 2                   # cache bytes per token
-RATE = 0.40 * 989.4e12                             # MFU × dense bf16 peak
-FLOOR = 2 * (BLOCKS + HEAD + 32 * 2 * 4096 + 4096) / (0.60 * 3.35e12)  # every weight but the embedding, read once
 BLOCK, TYPICAL, LIMIT, PROMPT, OUTPUT = 16, 2300, 8192, 2000, 300
-CAPACITY = 436_960                                 # document 06's ladder, rung 6
+CAPACITY = by_hand.token_capacity(by_hand.kv_budget())  # document 06's ladder
 
 
-def prefill(tokens: int) -> float:
-    ops = 2 * BLOCKS * tokens + 2 * HEAD + PER_POSITION * tokens * (tokens + 1) // 2
-    return max(ops / RATE, FLOOR)
+def prefill(tokens: int, cached: int = 0) -> float:
+    return by_hand.prefill_s(tokens, cached)
 
 
 @pytest.fixture(scope="module")
@@ -68,7 +67,7 @@ def test_contiguous_reservation_against_paging(section):
     waste = section["waste"]
     assert waste["reserved"].value == LIMIT - TYPICAL == 5892
     assert waste["reserved_share"].value == pytest.approx(5892 / 8192)
-    assert waste["pool_contiguous"].value == 53 * 5892 * PER_TOKEN
+    assert waste["pool_contiguous"].value == CAPACITY // LIMIT * 5892 * PER_TOKEN
     users = int(CAPACITY // (TYPICAL + waste["expected"].value))
     assert waste["users"].value == users
     assert waste["pool_paged"].value == pytest.approx(users * waste["expected"].value * PER_TOKEN)
@@ -89,7 +88,7 @@ def test_prefix_shares_only_full_blocks(section):
 def test_prefill_saved_on_a_hit(section):
     prefix = section["prefix"]
     full = prefill(PROMPT)
-    skipped = (2 * BLOCKS * 992 + PER_POSITION * 992 * 993 // 2) / RATE
+    skipped = full - prefill(PROMPT, 992)
     assert prefix["full"].value == pytest.approx(full)
     assert prefix["hit"].value == pytest.approx(full - skipped)
     assert prefix["saved"].value == pytest.approx(skipped)
@@ -112,11 +111,12 @@ def test_a_hit_never_covers_the_prompts_last_token():
 
 def test_parallel_samples_share_their_prompt(section):
     samples = section["samples"]
-    each, prompt_blocks = math.ceil((PROMPT + OUTPUT) / BLOCK), PROMPT // BLOCK
-    assert (each, prompt_blocks) == (144, 125)
+    # a prefix-cache hit stops a token short of the prompt, so each child computes the prompt's last block
+    each, prompt_blocks = math.ceil((PROMPT + OUTPUT) / BLOCK), (PROMPT - 1) // BLOCK
+    assert (each, prompt_blocks) == (144, 124)
     assert samples["separate"].value == 4 * 144 * BLOCK * PER_TOKEN
-    assert samples["shared"].value == (125 + 4 * 19) * BLOCK * PER_TOKEN
-    assert samples["saving"].value == pytest.approx(1 - 201 / 576)
+    assert samples["shared"].value == (124 + 4 * 20) * BLOCK * PER_TOKEN
+    assert samples["saving"].value == pytest.approx(1 - 204 / 576)
 
 
 def test_swap_against_recompute(section):
@@ -132,8 +132,12 @@ def test_swap_against_recompute(section):
     assert swap["round_trip"].value == pytest.approx(2 * (moved / rate + fixed))
     assert swap["recompute"].value == pytest.approx(prefill(TYPICAL))
     assert swap["tie_rate"].value == pytest.approx(2 * moved / (prefill(TYPICAL) - 2 * fixed))
-    assert swap["cheaper"] == "swap" and swap["crossings"] == []
-    assert 1 < swap["ratio"].value < 1.5, "comparable, as the PagedAttention paper measured at block size 16"
+    assert swap["ratio"].value == pytest.approx(prefill(TYPICAL) / (2 * (moved / rate + fixed)))
+    # today's kernels prefill a typical conversation faster than the host link brings it back: V1 recomputes
+    assert swap["cheaper"] == "recompute" and swap["ratio"].value < 1
+    for n in swap["crossings"]:  # where the two trade places, by hand
+        trip = lambda k: 2 * (k * PER_TOKEN / rate + -(-k // 16) * 32 * 2 * 2.5e-6)  # noqa: E731
+        assert (trip(n - 1) <= prefill(n - 1)) != (trip(n) <= prefill(n))
 
 
 def test_a_slow_link_finds_the_break_even():
@@ -192,7 +196,9 @@ def test_the_calculator_in_cpython_follows_the_page():
                            ["swap-vs-recompute"])
     assert answer["refs"]["cacheops.waste.expected"][0] == "7.50 tokens"
     curves = answer["curves"]["swap-vs-recompute"]["curves"]
-    assert [c["name"] for c in curves][-1] == "break-even" and curves[-1]["x"] == []
+    rate, trip = 64e9 * 0.55, lambda k: 2 * (k * PER_TOKEN / rate + -(-k // 16) * 32 * 2 * 2.5e-6)  # noqa: E731
+    first = next(n for n in range(2, 131_072) if (trip(n - 1) <= prefill(n - 1)) != (trip(n) <= prefill(n)))
+    assert [c["name"] for c in curves][-1] == "break-even" and curves[-1]["x"] == [first, first]
     big = CACHE_OPS.run({**CACHE_OPS.defaults, "block_size": "1024"}, None, ["cacheops.prefix.reused", "cacheops.waste.uniform"])
     assert big["refs"]["cacheops.prefix.reused"][0] == "0 tokens"       # the prefix never fills a block
     assert big["refs"]["cacheops.waste.uniform"][0] == "511.5 tokens"

@@ -1,12 +1,16 @@
 """calc against the reference stack: every figure the runbook quotes, from configs and datasheets."""
 from __future__ import annotations
 
+import math
+
 import subprocess
 import sys
 from dataclasses import replace
 from pathlib import Path
 
 import pytest
+
+import by_hand
 
 from calc import kvcache, roofline
 from calc.anatomy import count_parameters
@@ -46,30 +50,32 @@ def test_cache_per_token_and_per_user():
 
 def test_the_reference_ladder():
     ladder = kvcache.ladder(REFERENCE)
-    # The first rung is CUDA's total as vLLM logs it on an H100 (79.22 GiB), not nvidia-smi's 81,559 MiB.
-    assert str(ladder.capacity) == "79.22 GiB"
-    assert str(ladder.pool) == "71.30 GiB"
-    assert str(ladder.weights) == "14.96 GiB"
-    assert str(ladder.activations) == "3.00 GiB"
-    assert str(ladder.kv_budget) == "53.34 GiB"
+    # The first rung is CUDA's total as vLLM logs it on an H100 (79.19 GiB), not nvidia-smi's 81,559 MiB.
+    assert str(ladder.capacity) == "79.19 GiB"
+    assert str(ladder.pool) == "71.27 GiB"
+    assert str(ladder.weights) == "14.99 GiB"
+    assert (str(ladder.activation), str(ladder.non_torch), str(ladder.graphs)) == ("1.89 GiB", "0.25 GiB", "0.84 GiB")
+    assert str(ladder.runner_state) == "0.50 GiB"            # 1,024 × (128,256 + 4,008) int32s, V2's penalty state
+    assert str(ladder.kv_budget) == "52.80 GiB"
     assert str(ladder.per_token) == "128 KiB"
     assert str(ladder.per_user) == "1.00 GiB"
-    budget = 79.22 * 2 ** 30 * 0.90 - 2 * 8_030_261_248 - 3 * 2 ** 30
-    tokens = int(budget // (16 * 131_072)) * 16
+    budget = by_hand.kv_budget()
+    tokens = by_hand.token_capacity(budget)
+    assert ladder.kv_budget.value == pytest.approx(budget)
     assert ladder.token_capacity.value == tokens
     assert ladder.users_worst.value == tokens // 8_192
     assert ladder.users_paged.value == tokens // (144 * 16)
     assert str(ladder.paging_gain) == "3.6×"
-    assert ladder.kv_budget.worked == "71.30 GiB − 14.96 GiB − 3.00 GiB = 53.34 GiB"
+    assert ladder.kv_budget.worked == "71.27 GiB − 14.99 GiB − 1.89 GiB − 0.25 GiB − 0.50 GiB − 0.84 GiB = 52.80 GiB"
 
 
 def test_rounding_happens_once_at_display():
     ladder = kvcache.ladder(REFERENCE)
-    exact_pool = 79.22 * 1024 ** 3 * 0.90
-    assert ladder.pool.value == pytest.approx(exact_pool)
+    exact_pool = math.ceil(79.19 * 1024 ** 3 * 0.90)
+    assert ladder.pool.value == exact_pool
     # nvidia-smi's total shows the point: 71.68, not the 71.69 an already-rounded 79.65 GiB gives
     assert f"{81_559 * 1024 ** 2 * 0.90 / 1024 ** 3:.2f}" == "71.68"
-    assert str(ladder.pool) == "71.30 GiB"
+    assert str(ladder.pool) == "71.27 GiB"
 
 
 def test_paged_users_count_whole_blocks():
@@ -82,14 +88,14 @@ def test_paged_users_count_whole_blocks():
 
 def test_stacked_levers_floor_the_exact_quotient():
     levers = kvcache.stacked_levers(REFERENCE)
-    budget = 79.22 * 2 ** 30 * 0.90 - 2 * 8_030_261_248 - 3 * 2 ** 30
+    budget = by_hand.kv_budget()
     per_token = [4 * 131_072, 131_072, 65_536, 65_536]
     charged = [8_192, 8_192, 8_192, 2_304]
     assert [step.users.value for step in levers.steps] == [
         int(budget // (16 * p)) * 16 // t for p, t in zip(per_token, charged)]
     assert str(levers.gqa_factor) == "4×"
     assert str(levers.fp8_factor) == "2×"
-    # fp8 weights: (53.34 + 14.96 − 8.46) ÷ 53.34 − 1, with the embedding and head kept in bf16
+    # fp8 weights: (52.80 + 14.99 − 8.49) ÷ 52.80 − 1, with the embedding and head kept in bf16
     assert str(levers.fp8_weights_budget_gain) == "12%"
 
 
@@ -116,9 +122,10 @@ def test_cache_share_of_the_decode_read():
 def test_the_busy_read_is_a_batch_the_ladder_admits():
     namespace = facts()
     busy = namespace["read"]["busy"]
-    assert busy.batch == namespace["ladder"].users_worst.value == 53
+    assert busy.batch == namespace["ladder"].users_worst.value == by_hand.token_capacity(by_hand.kv_budget()) // 8_192
     assert busy.cache.value <= namespace["ladder"].kv_budget.value
-    assert str(namespace["floor"]["busy"]) == "21.5 ms"
+    users = namespace["ladder"].users_worst.value
+    assert str(namespace["floor"]["busy"]) == f"{(15_009_849_344 + users * 8_192 * 131_072) / 3.35e12 * 1000:.1f} ms"
 
 
 def test_quantised_weights_keep_the_embedding_and_head_in_bf16():
@@ -138,11 +145,11 @@ def test_a_tied_embedding_is_read_whole():
 
 def test_the_ladder_passes_through_the_token_capacity():
     ladder = kvcache.ladder(REFERENCE)
-    # ⌊53.34 GiB ÷ (16 × 128 KiB)⌋ = 27,310 blocks of 16 tokens
-    assert ladder.token_capacity.value == 27_310 * 16 == 436_960
+    # ⌊52.80 GiB ÷ (16 × 128 KiB)⌋ = 27,032 blocks of 16 tokens
+    assert ladder.token_capacity.value == 27_032 * 16 == 432_512 == by_hand.token_capacity(by_hand.kv_budget())
     assert ladder.tokens_per_user.value == 8_192
-    assert ladder.users_worst.worked == "436,960 tokens ÷ 8,192 tokens = 53.34 → 53 users"
-    assert ladder.users_paged.worked == "436,960 tokens ÷ 2,304 tokens = 189.65 → 189 users"
+    assert ladder.users_worst.worked == "432,512 tokens ÷ 8,192 tokens = 52.80 → 52 users"
+    assert ladder.users_paged.worked == "432,512 tokens ÷ 2,304 tokens = 187.72 → 187 users"
 
 
 def test_the_worst_case_is_charged_in_whole_blocks():
@@ -190,8 +197,8 @@ def test_model_from_config_rejects_bad_fields():
 
 def test_facts_resolve_and_show():
     namespace = facts()
-    assert show(resolve(namespace, "ladder.kv_budget")) == "53.34 GiB"
-    assert show(resolve(namespace, "ladder.kv_budget"), "number") == "53.34"
+    assert show(resolve(namespace, "ladder.kv_budget")) == "52.80 GiB"
+    assert show(resolve(namespace, "ladder.kv_budget"), "number") == "52.80"
     assert show(resolve(namespace, "model.num_key_value_heads")) == "8"
     assert show(resolve(namespace, "long_context.users_worst")) == "3"
     with pytest.raises(UnknownFact) as err:
@@ -230,11 +237,11 @@ def test_a_budget_near_zero_shows_terms_a_reader_can_subtract():
     below zero, and its terms rounded to two places would not subtract to it."""
     from arithmetic import check
     from calc.calculators import CAPACITY
-    values = {"card": "a100-40", "weights": "fp8", "utilisation": "0.05", "activations": "0.5"}
+    values = {"card": "a100-40", "weights": "fp8", "utilisation": "0.05", "token_budget": "512"}
     text, worked = CAPACITY.run(values, None, ["hardware.cards.b200.kv_budget"], [], False)["refs"]["hardware.cards.b200.kv_budget"]
     assert check(worked) == [], worked
     assert CAPACITY.run({}, None, ["ladder.kv_budget"], [], False)["refs"]["ladder.kv_budget"][1] == \
-        "71.30 GiB − 14.96 GiB − 3.00 GiB = 53.34 GiB"
+        "71.27 GiB − 14.99 GiB − 1.89 GiB − 0.25 GiB − 0.50 GiB − 0.84 GiB = 52.80 GiB"
 
 
 def test_a_model_past_a_thousand_gib_is_laddered_not_crashed():
@@ -257,6 +264,7 @@ def test_every_calc_module_imports_first():
               "    try:\n        importlib.import_module('calc.' + name)\n"
               "    except ImportError as error:\n        failed.append(f'{name}: {error}')\n"
               "print('\\n'.join(failed))\n")
-    names = sorted(path.stem for path in (root / "calc").glob("*.py") if path.stem != "__init__")
+    names = sorted(".".join(path.relative_to(root / "calc").with_suffix("").parts)
+                   for path in (root / "calc").rglob("*.py") if path.stem not in ("__init__", "__main__"))
     result = subprocess.run([sys.executable, "-c", script, *names], capture_output=True, text=True, cwd=root)
     assert result.returncode == 0 and result.stdout.strip() == "", result.stdout + result.stderr

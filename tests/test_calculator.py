@@ -7,6 +7,7 @@ import json
 import pytest
 from playwright.sync_api import expect
 
+import by_hand
 from calc.calculators import CAPACITY
 from calc.cards import CARDS
 from calc.models import LLAMA_3_1_70B_CONFIG
@@ -16,7 +17,8 @@ from conftest import Calculator, booted_page
 
 DOC = "06-kv-cache.html"
 CALC = "[data-calculator=capacity]"
-LADDER_PATHS = ["ladder.capacity", "ladder.pool", "ladder.weights", "ladder.activations", "ladder.kv_budget",
+LADDER_PATHS = ["ladder.capacity", "ladder.pool", "ladder.weights", "ladder.activation", "ladder.consumed",
+                "ladder.graphs", "ladder.kv_budget",
                 "ladder.token_capacity", "ladder.tokens_per_user",
                 "ladder.per_token", "ladder.per_user", "ladder.users_worst", "ladder.users_paged", "ladder.binds"]
 LEVER_PATHS = ["levers.multi_head.users", "levers.gqa.users", "levers.fp8_cache.users", "levers.paging.users"]
@@ -61,7 +63,8 @@ def test_figures_before_and_after_python_starts_are_identical(watched):
     page = watched.page
     page.goto(watched.url_of(DOC))
     before = live_figures(page)
-    assert before["ladder.users_worst"] == "53" and before["ladder.users_paged"] == "189"
+    tokens = by_hand.token_capacity(by_hand.kv_budget())
+    assert before["ladder.users_worst"] == str(tokens // 8_192) and before["ladder.users_paged"] == str(tokens // 2_304)
     page.evaluate("() => window.runbookCalculator.recompute()")
     assert settle(page) == "computed"
     after = live_figures(page)
@@ -87,7 +90,7 @@ def test_h200_and_fp8_rederive_every_rung(calc_page):
     for path in LEVER_PATHS:
         assert page.locator(f"figure.bars [data-ref='{path}']").text_content() == expected[path][0]
     assert bars.count() > 0
-    assert shown(page, "ladder.users_worst") != "53"
+    assert shown(page, "ladder.users_worst") != str(by_hand.token_capacity(by_hand.kv_budget()) // 8_192)
     h200, h100 = CARDS["h200-sxm"], CARDS["h100-sxm"]
     driver = h100.reported_mib * 2 ** 20 - h100.cuda_gib * 2 ** 30  # what the driver kept on the H100 SXM
     assert shown(page, "ladder.capacity") == f"{(h200.reported_mib * 2 ** 20 - driver) / 2 ** 30:.2f} GiB"
@@ -96,7 +99,7 @@ def test_h200_and_fp8_rederive_every_rung(calc_page):
 def test_weight_precision_and_context_limit_follow(calc_page):
     page = calc_page.page
     reset(page)
-    values = {"weights": "int4", "context_limit": "32768", "utilisation": "0.85", "activations": "4.5"}
+    values = {"weights": "int4", "context_limit": "32768", "utilisation": "0.85", "token_budget": "512"}
     assert set_inputs(page, **values) == "computed"
     expected = cpython(values, paths=LADDER_PATHS)["refs"]
     for path in LADDER_PATHS:
@@ -151,8 +154,9 @@ def test_pasting_the_70b_config(calc_page):
     ("utilisation", "0"),
     ("utilisation", "1.5"),
     ("utilisation", "NaN"),
-    ("activations", "-3"),
-    ("activations", "Infinity"),
+    ("token_budget", "-3"),
+    ("token_budget", "Infinity"),
+    ("token_budget", "8"),
     ("conversation", "99999999999"),
     ("conversation", "9000"),
 ])
@@ -204,7 +208,7 @@ SAMPLE = [
     {"card": "a100-40", "weights": "int4", "context_limit": "4096"},
     {"card": "l4", "weights": "int4", "kv": "fp8", "context_limit": "2048", "conversation": "700"},
     {"card": "l40s", "model": "llama-3.1-70b"},
-    {"card": "mi300x", "model": "llama-3.1-405b", "utilisation": "0.95", "activations": "8"},
+    {"card": "mi300x", "model": "llama-3.1-405b", "utilisation": "0.95", "token_budget": "4096"},
     {"card": "a100-80", "context_limit": "131072", "conversation": "50000"},
 ]
 SAMPLE_PATHS = LADDER_PATHS + LEVER_PATHS + [

@@ -200,8 +200,8 @@ def test_a_multimodal_config_says_what_was_counted(booted):
 # 4, 5, 11: numbers typed wrongly
 
 @pytest.mark.parametrize("field, value, says", [
-    ("activations", "3,5", "write decimals with a point (3.5)"),
-    ("activations", "1,2,3", "a comma may only separate groups of three digits"),
+    ("token_budget", "3,5", "write decimals with a point (3.5)"),
+    ("token_budget", "1,2,3", "a comma may only separate groups of three digits"),
     ("utilisation", "0,9", "write decimals with a point (0.9)"),
     ("context_limit", "8192\u200f", "U+200F"),
 ])
@@ -216,11 +216,11 @@ def test_commas_and_invisible_characters_are_named(booted, field, value, says):
 def test_a_huge_paste_into_a_number_field_is_refused_quickly(booted):
     page = booted.page
     reset(page)
-    field = page.locator(f"{CALC} [name=activations]")
+    field = page.locator(f"{CALC} [name=token_budget]")
     field.evaluate("node => { node.value = '9'.repeat(5_000_000); node.dispatchEvent(new Event('input', {bubbles: true})); }")
     assert settle(page) == "invalid"
-    assert "too long to be a number" in error_for(page, "activations")
-    assert len(error_for(page, "activations")) < 120
+    assert "too long to be a number" in error_for(page, "token_budget")
+    assert len(error_for(page, "token_budget")) < 120
 
 
 def test_a_thousands_comma_is_accepted(booted):
@@ -231,11 +231,12 @@ def test_a_thousands_comma_is_accepted(booted):
 
 
 def test_minus_zero_is_zero(booted):
+    """-0 reads as zero, and zero tokens a step is below what the field takes: the range says so."""
     page = booted.page
     reset(page)
-    assert set_inputs(page, activations="-0") == "computed"
-    assert shown(page, "ladder.activations") == "0.00 GiB"
-    assert "− −" not in page.get_attribute(f"{CALC} [data-ref='ladder.kv_budget']", "title")
+    assert set_inputs(page, token_budget="-0") == "invalid"
+    assert error_for(page, "token_budget") == cpython({"token_budget": "-0"})["errors"]["token_budget"]
+    assert "between 16 and" in error_for(page, "token_budget")
     assert not any(text.startswith("−0") for text in live_figures(page).values())
 
 
@@ -251,7 +252,7 @@ def test_every_worked_line_reproduces_its_figure(booted, utilisation):
     assert titles and worked
     for line in titles + worked:
         assert check(line) == [], line
-    assert f"× {utilisation if utilisation != '0.9' else '0.90'} =" in page.get_attribute(f"{CALC} [data-ref='ladder.pool']", "title")
+    assert f"× {utilisation}⌉ =" in page.get_attribute(f"{CALC} [data-ref='ladder.pool']", "title")
 
 
 # 7: long strings

@@ -270,9 +270,10 @@ def valid_inputs_reproduce_their_figures(calculator, data):
             values["drafter"] = parsed["drafter"] = "ngram"
         if batch_fits_the_cache(parsed):
             from calc.calculators import stack_of
-            from calc.speculative import DRAFTERS, admitted_batch
-            admitted = admitted_batch(stack_of(parsed, (TARGET, CARD, WEIGHTS)), DRAFTERS[parsed["drafter"]],
-                                      parsed["held"], parsed["drafted"])
+            from calc.speculative import DRAFTERS, admitted_batch, scheduled_batch
+            chosen = stack_of(parsed, (TARGET, CARD, WEIGHTS))
+            admitted = min(admitted_batch(chosen, DRAFTERS[parsed["drafter"]], parsed["held"], parsed["drafted"]),
+                           scheduled_batch(chosen, parsed["drafted"]))
             values["spec_batch"] = str(1 + int(values["spec_batch"]) % admitted)
     if calculator.name == "planning":  # a model its card holds, ordered percentiles, promises one card can keep; refusals have their own tests
         from calc import kvcache
@@ -294,14 +295,11 @@ def valid_inputs_reproduce_their_figures(calculator, data):
         values["output_p50"] = str(1 + int(values["output_p50"]) % 2_000)
         values["prompt_p95"] = str(max(int(values["prompt_p95"]), int(values["prompt_p50"])))
         values["output_p95"] = str(min(max(int(values["output_p95"]), int(values["output_p50"])), 4_096))  # half the limit
+        if values["step_tokens"]:  # a budget whose profiled peak leaves the cache a request: larger ones, test_production
+            values["step_tokens"] = str(16 + int(values["step_tokens"]) % 32_768)
         parsed = {f.name: f.parse(values[f.name]) for f in calculator.fields}
         if promise_can_be_kept(parsed):
             values.update(model="llama-3.1-8b", card="h100-sxm", weights="bf16", ttft="60000", itl="1000")
-        from calc.fields import CARD, STEP_TOKENS  # vLLM refuses a budget below max_num_seqs; tested in test_production
-        from calc.launch import default_max_num_seqs
-        from calc.stack import REFERENCE
-        seqs = default_max_num_seqs(CARD.apply(REFERENCE, CARD.parse(values["card"])).card)
-        values["step_tokens"] = str(max(STEP_TOKENS.parse(values["step_tokens"]), seqs))
     if calculator.name == "start":  # a request within its limit that its card can hold; refusals have their own tests
         from calc import journey
         from calc.calculators import START_FIELDS, stack_of
@@ -313,6 +311,20 @@ def valid_inputs_reproduce_their_figures(calculator, data):
         if journey.fits(stack_of(parsed, START_FIELDS), parsed["prompt"], parsed["output"]) or not calculator.run(
                 values, None, ["model.name"])["ok"]:  # e.g. a card whose cache holds no request at the limit
             values.update(model="llama-3.1-8b", card="h100-sxm", context_limit=str(min(int(values["context_limit"]), 131_072)))
+    if calculator.name in ("phases", "hardware", "tokens"):  # a model its card holds, lengths its cache holds; refusals: own tests
+        from calc.calculators import runs_on_the_card
+        lengths = {"phases": ("prompt", "output"), "hardware": ("prompt", "held"), "tokens": ()}[calculator.name]
+        for name in lengths:
+            values[name] = str(1 + int(values[name]) % 8_000)
+
+        def refused() -> dict:
+            parsed = {f.name: f.parse(values[f.name]) for f in calculator.fields if f.name in ("model", "card", "weights", "kv")}
+            tokens = {"phases": {"prompt": int(values.get("prompt", 1)) + int(values.get("output", 0))},
+                      "hardware": {"prompt": int(values.get("prompt", 1)), "held": int(values.get("held", 1))},
+                      "tokens": {}}[calculator.name]
+            return runs_on_the_card(parsed, tokens)
+        if refused():
+            values.update(model="llama-3.1-8b", card="h100-sxm")
     if "held" in values and "model" in values:  # no sequence holds more than the chosen model's positions
         values["held"] = str(min(int(values["held"]), CATALOGUE[values["model"]].max_position_embeddings))
     answer = ask(calculator, values)
@@ -335,11 +347,9 @@ def test_calibration_reproduces_the_measured_times(prefill_ms, step_ms):
     if answer["ok"]:
         stack, _ = PHASES.stack(values)
         namespace = facts(stack)
-        computing = namespace["workload"]["prefill_ops"].value / (
-            stack.efficiency.mfu * timing.peak_compute(stack.card, stack.weight_precision).value)
-        assert computing * 1000 == pytest.approx(float(f"{prefill_ms:.3f}"))
-        assert namespace["workload"]["prefill"].value >= computing
-        assert namespace["workload"]["step"].memory_time.value * 1000 == pytest.approx(float(f"{step_ms:.3f}"))
+        assert namespace["workload"]["prefill"].value * 1000 == pytest.approx(float(f"{prefill_ms:.3f}"))
+        assert namespace["workload"]["step"].time.value * 1000 == pytest.approx(float(f"{step_ms:.3f}"))
     else:
         assert set(answer["errors"]) <= {"measured_prefill", "measured_step"}
-        assert all("datasheet" in m or "memory can" in m for m in answer["errors"].values())
+        assert all("datasheet" in m or "no longer than" in m or "measured speed" in m or "no compute and memory speeds" in m
+                   for m in answer["errors"].values())

@@ -21,9 +21,10 @@ from calc.stack import REFERENCE
 from calc.units import GiB, MiB, Result
 from conftest import Calculator, booted_page
 
+import by_hand as hand
+
 H100 = replace(REFERENCE, card=CARDS["h100-sxm"])
 BLOCK, TYPICAL = 16, 2304                    # the stack's block, and its typical conversation in whole blocks
-RESERVE = REFERENCE.activation_reserve_bytes  # document 06's named assumption
 
 
 def parameters(config: dict) -> int:
@@ -35,10 +36,12 @@ def parameters(config: dict) -> int:
     return config["vocab_size"] * hidden * 2 + layers * block + hidden
 
 
-def by_hand(config: dict, pool: float, tp: int, kv_bytes: int, limit: int, lora_bytes: float = 0) -> dict:
-    """The per-GPU ladder of a launch line, from the config alone."""
-    weights = parameters(config) * 2 / tp
-    budget = pool - weights - RESERVE - lora_bytes
+def by_hand(config: dict, pool: float, tp: int, kv_bytes: int, limit: int, lora_bytes: float = 0,
+            tokens: int = 8192, seqs: int = 1024) -> dict:
+    """The per-GPU ladder of a launch line, from the config alone; `tokens` and `seqs` the card's
+    defaults under vllm serve (8,192 and 1,024 on an H100)."""
+    weights = hand.weights_loaded(config, tp)
+    budget = pool - weights - hand.profile_reserve(config, tp, min(tokens, seqs * limit), seqs) - lora_bytes
     heads = max(config["num_key_value_heads"] // tp, 1)
     per_token = 2 * config["num_hidden_layers"] * heads * (config["hidden_size"] // config["num_attention_heads"]) * kv_bytes
     capacity = int(budget // (BLOCK * per_token)) * BLOCK
@@ -86,7 +89,7 @@ def test_a_cache_set_in_bytes_replaces_the_utilisation():
     assert one.kv_budget.value == 20 * GiB
     assert one.token_capacity.value == int(20 * GiB // (BLOCK * per_token)) * BLOCK
     # the pool shown is what the engine holds, so pool − weights − reserve = budget adds up on the page
-    assert one.pool.value == pytest.approx(parameters(c) * 2 + RESERVE + 20 * GiB)
+    assert one.pool.value == pytest.approx(hand.weights_loaded(c) + hand.profile_reserve(c) + 20 * GiB)
     assert "--gpu-memory-utilization: ignored" in stack.serving.notes
     assert launch.shard(launch.read(line, H100)).users_paged == one.users_paged   # the utilisation moves nothing
 
@@ -95,8 +98,8 @@ def test_a_cache_in_bytes_must_fit_what_cuda_offers():
     # the fit is checked against the total the engine multiplies (CUDA's), not nvidia-smi's larger one
     card = H100.card
     c = LLAMA_3_1_8B_CONFIG
-    room = card.engine_capacity.value - parameters(c) * 2 - RESERVE
-    assert room < card.reported_capacity.value - parameters(c) * 2 - RESERVE
+    room = card.engine_capacity.value - hand.weights_loaded(c) - hand.profile_reserve(c)
+    assert room < card.reported_capacity.value - hand.weights_loaded(c) - hand.profile_reserve(c)
     line = "vllm serve meta-llama/Llama-3.1-8B-Instruct --max-model-len 8192 --kv-cache-memory-bytes "
     launch.read(line + str(int(room) - 1), H100)
     with pytest.raises(launch.LaunchError, match="offers the engine"):
@@ -111,12 +114,13 @@ def test_max_num_seqs_binds_only_below_memory():
     assert free.admitted_paged.value == free.users_paged.value < 1024
 
 
-@pytest.mark.parametrize("card, seqs, chunk", [("h100-sxm", 1024, 16384), ("h200-sxm", 1024, 16384),
-                                               ("mi300x", 1024, 16384), ("a100-80", 256, 2048),
-                                               ("l40s", 256, 2048), ("l4", 256, 2048)])
+@pytest.mark.parametrize("card, seqs, chunk", [("h100-sxm", 1024, 8192), ("h200-sxm", 1024, 8192),
+                                               ("b200", 1024, 16384), ("mi300x", 1024, 16384),
+                                               ("a100-80", 256, 2048), ("l40s", 256, 2048), ("l4", 256, 2048)])
 def test_vllms_defaults_follow_the_card(card, seqs, chunk):
-    # arg_utils.py: a CUDA total of 70 GiB or more, not an A100, gets the larger defaults (16,384 since PR #51726)
-    assert CARDS[card].engine_capacity.value >= 70 * GiB if seqs == 1024 else True
+    # vLLM 0.33.0, arg_utils.py get_batch_defaults: NVML's total of 160 GiB or more gets 16,384 for vllm serve;
+    # 70 GiB or more and not an A100 gets 8,192 (16,384 is the LLM class's); anything else 2,048 and 256 sequences
+    assert CARDS[card].reported_capacity.value >= 70 * GiB if seqs == 1024 else True
     assert (launch.default_max_num_seqs(CARDS[card]), launch.default_max_num_batched_tokens(CARDS[card])) == (seqs, chunk)
 
 
@@ -135,7 +139,9 @@ def test_flags_are_read_the_way_vllm_reads_them():
     assert launch.read("vllm serve 'meta-llama/Llama-3.1-8B-Instruct' \\\n --block-size 32", REFERENCE).block_size == 32
     assert launch.read("vllm serve neuralmagic/Meta-Llama-3.1-8B-Instruct-FP8", REFERENCE).weight_precision.name == "fp8"
     noted = launch.read(f"{base} --port 8000 --enforce-eager --max-loras 4 --max-model-len 8192", REFERENCE).serving.notes
-    assert "--port" in noted and "--enforce-eager" in noted and "without --enable-lora" in noted
+    assert "--port" in noted and "--enforce-eager" not in noted and "without --enable-lora" in noted
+    eager = launch.read(f"{base} --enforce-eager --max-model-len 8192", REFERENCE)
+    assert eager.serving.enforce_eager and launch.shard(eager).accounting.graphs.value == 0
     replicated = launch.read(f"{base} -dp 2 --max-model-len 8192", REFERENCE)
     assert "users multiply by it" in replicated.serving.notes and replicated.context_limit == 8192
     several = launch.read(f"{base} --lora-modules a=/x b=/y --served-model-name a b --max-model-len 8192", REFERENCE)
@@ -148,8 +154,8 @@ def test_auto_length_is_the_longest_one_sequence_the_cache_holds():
     # on an L4 the 8B's full 131,072 positions do not fit; auto takes the token capacity instead, by hand
     l4 = replace(REFERENCE, card=CARDS["l4"])
     c = LLAMA_3_1_8B_CONFIG
-    pool = CARDS["l4"].engine_capacity.value * 0.92
-    expected = by_hand(c, pool, 1, 2, BLOCK)["capacity"]
+    pool = math.ceil(CARDS["l4"].engine_capacity.value * 0.92)
+    expected = by_hand(c, pool, 1, 2, BLOCK, tokens=2048, seqs=256)["capacity"]  # the L4's defaults
     assert expected < c["max_position_embeddings"]
     for word in ("auto", "AUTO", "-1"):
         stack = launch.read(f"vllm serve meta-llama/Llama-3.1-8B-Instruct --max-model-len {word}", l4)
@@ -188,14 +194,16 @@ def test_a_backslash_before_a_line_break_joins_the_lines_as_a_shell_does():
     ("vllm serve meta-llama/Llama-3.1-8B-Instruct --enforce-eager=true", "is a switch"),
     ("vllm serve meta-llama/Llama-3.1-8B-Instruct --max-model-len 8192 extra", "stands alone"),
     ("vllm serve meta-llama/Llama-3.1-8B-Instruct --max-num-seqs 512 --max-num-batched-tokens 256", "at least --max-num-seqs"),
-    ("vllm serve meta-llama/Llama-3.1-8B-Instruct --max-num-batched-tokens 64", "vLLM's default on H100 SXM 80 GB, (1,024)"),
+    ("vllm serve meta-llama/Llama-3.1-8B-Instruct --max-num-batched-tokens 64 --max-num-seqs 128",
+     "must be at least --max-num-seqs (128)"),
+    ("vllm serve meta-llama/Llama-3.1-8B-Instruct --swap-space 4", "not a flag of vLLM 0.33.0"),
     ("vllm serve meta-llama/Llama-3.1-8B-Instruct --quantization awq", "already quantised to awq"),
     ("vllm serve meta-llama/Llama-3.1-8B-Instruct -q gptq_marlin", "Only fp8 quantises a 16-bit checkpoint"),
     ("vllm serve meta-llama/Llama-3.1-8B-Instruct --cpu-offload-gb abc", "takes a number such as 4, not “abc”"),
     ("vllm serve meta-llama/Llama-3.1-8B-Instruct --cpu-offload-gb 1,5", "takes a number such as 4"),
     ("vllm serve meta-llama/Llama-3.1-8B-Instruct --gpu-memory-utilization 0_9", "takes a number such as 0.9"),
-    ("vllm serve meta-llama/Llama-3.1-8B-Instruct --block-size 7", "vLLM accepts 1, 8, 16, 32, 64, 128, 256"),
-    ("vllm serve meta-llama/Llama-3.1-8B-Instruct --block-size 1024", "vLLM accepts 1, 8, 16"),
+    ("vllm serve meta-llama/Llama-3.1-8B-Instruct --block-size 7", "a multiple of 16 tokens"),
+    ("vllm serve meta-llama/Llama-3.1-8B-Instruct --block-size 24", "a multiple of 16 tokens"),
     ("vllm serve meta-llama/Llama-3.1-8B-Instruct --max-num-seqs 9999999999999999", "beyond any count vLLM takes"),
     ("vllm serve meta-llama/Llama-3.1-8B-Instruct \\  \n--port 1", "followed by spaces before the line break"),
     ("vllm serve meta-llama/Llama-3.1-8B-Instruct \u2013max-model-len 8192", "a dash, not two hyphens"),
@@ -271,7 +279,7 @@ def test_lora_slots_split_as_vllm_splits_them():
     vocab = 2 * r * (c["vocab_size"] + h)          # the embedding and LM head buffers are whole on every GPU
     assert one.lora.value == 4 * (c["num_hidden_layers"] * expected + vocab) * 2
     pool = kvcache.ladder(REFERENCE).pool.value
-    assert one.kv_budget.value == pytest.approx(pool - parameters(c) * 2 / 2 - RESERVE - one.lora.value)
+    assert one.kv_budget.value == pytest.approx(pool - hand.weights_loaded(c, 2) - hand.profile_reserve(c, 2) - one.lora.value)
 
 
 # ---- Static against continuous batching, simulated step by step here
@@ -360,17 +368,18 @@ def test_every_worked_line_adds_up():
 def test_every_flag_names_its_source():
     assert all(flag.source for flag in launch.FLAGS) and all(k.source for k in launch.KNOBS.values())
     assert launch.BY_NAME["--gpu-memory-utilization"].default == "0.92"
-    assert launch.BY_NAME["--block-size"].default == "16" and launch.BY_NAME["--max-lora-rank"].default == "16"
+    assert launch.BY_NAME["--block-size"].default.startswith("16,") and launch.BY_NAME["--max-lora-rank"].default == "16"
+    assert launch.BY_NAME["--max-num-batched-tokens"].default.startswith("8192 under vllm serve")
 
 
 def test_other_engines_fractions_by_hand():
     others = facts()["engines"]["others"]
     ladder = kvcache.ladder(REFERENCE)
-    weights = parameters(LLAMA_3_1_8B_CONFIG) * 2
+    weights = hand.weights_loaded(LLAMA_3_1_8B_CONFIG)
     assert others["sglang_budget"].value == pytest.approx(ladder.pool.value - weights)
     c = LLAMA_3_1_8B_CONFIG
     per_token = 2 * c["num_hidden_layers"] * c["num_key_value_heads"] * (c["hidden_size"] // c["num_attention_heads"]) * 2
-    trt = 0.9 * (ladder.capacity.value - weights - RESERVE)
+    trt = 0.9 * (ladder.capacity.value - weights - hand.profile_reserve(LLAMA_3_1_8B_CONFIG))
     assert others["trt_capacity"].value == int(trt // (BLOCK * per_token)) * BLOCK
     assert others["llama_per_slot"].value == others["llama_total"].value // 4 == REFERENCE.context_limit
     knobs = launch.KNOBS
@@ -412,7 +421,7 @@ def test_the_calculator_follows_cpython(launch_page, inputs):
     "vllm serve acme/secret-model", "vllm serve meta-llama/Llama-3.1-8B-Instruct\u202e",
     "vllm serve meta-llama/Llama-3.1-8B-Instruct --quantization awq",
     "vllm serve meta-llama/Llama-3.1-8B-Instruct --cpu-offload-gb abc",
-    "vllm serve meta-llama/Llama-3.1-8B-Instruct --max-num-batched-tokens 64",
+    "vllm serve meta-llama/Llama-3.1-8B-Instruct --max-num-batched-tokens 64 --max-num-seqs 128",
     "vllm serve meta-llama/Llama-3.1-8B-Instruct --block-size 7",
     "vllm serve meta-llama/Llama-3.1-8B-Instruct \u2013max-model-len 8192",
     "vllm serve meta-llama/Llama-3.1-8B-Instruct --max-num-seqs 9999999999999999",
@@ -433,3 +442,81 @@ def test_a_card_too_small_for_the_line_is_refused_in_the_page(launch_page):
     assert CALC.set(page, command="vllm serve meta-llama/Llama-3.1-70B-Instruct --max-model-len 8192") == "invalid"
     assert "vLLM stops at start-up" in page.text_content(f"{CALC.selector} [data-error-for=command]")
     CALC.set(page, **LAUNCH.defaults)
+
+
+def test_a_token_budget_below_the_default_cap_lowers_the_cap():
+    """vllm/engine/arg_utils.py, _set_default_max_num_seqs_and_batched_tokens_args: with --max-num-seqs
+    unset, max_num_seqs = min(1,024, max_num_batched_tokens), so a 512-token budget starts with 512
+    sequences, and the sampler's warm-up takes 512 rows."""
+    answer = LAUNCH.run({**LAUNCH.defaults, "command": "vllm serve meta-llama/Llama-3.1-8B-Instruct "
+                                                       "--max-num-batched-tokens 512"},
+                        None, ["engines.shard.accounting.max_num_seqs", "engines.shard.accounting.activation"], [], False)
+    assert answer["ok"], answer
+    assert answer["refs"]["engines.shard.accounting.max_num_seqs"][0] == "512"
+    per_logit = 1.89 * 2 ** 30 / (1024 * 128_256)
+    shown = float(answer["refs"]["engines.shard.accounting.activation"][0].split()[0])
+    assert shown == pytest.approx(512 * 128_256 * per_logit / 2 ** 30, abs=0.006)  # shown to two places
+
+
+# ---- Document 12's log reader in Chromium: a pasted start-up log beside the model.
+
+READER = Calculator("startup")
+
+
+def reader_rows(page) -> dict[str, str]:
+    return {ref: text for ref, text in READER.live(page).items() if ref.startswith("logread.")}
+
+
+def test_a_pasted_log_is_read_as_cpython_reads_it(launch_page):
+    """A published 0.95 log on the H100, then the 0.17.1 consumer log on its own card: every row the page
+    shows is CPython's, and the rows name each log's own figures."""
+    from calc.calculators import STARTUP
+    from calc.engine import logs
+    page = launch_page.page
+    for card, text in (("h100-sxm", logs.PUBLISHED_PLANNER_8B_TP2.text), ("rtx-3090", logs.PUBLISHED_RTX_3090.text)):
+        assert READER.set(page, card=card, log=text) == "computed"
+        shown = reader_rows(page)
+        expected = STARTUP.run({"card": card, "log": text}, None, list(shown), [], False)
+        assert shown == {ref: text for ref, (text, _) in expected["refs"].items()}
+    assert shown["logread.rows.tokens.log"] == "46,544 tokens" and shown["logread.rows.activation.log"] == "not printed"
+
+
+def test_a_pasted_log_is_only_ever_text(launch_page):
+    page = launch_page.page
+    text = ("non-default args: {'model': '<img src=x onerror=alert(1)>'}\n"
+            "Available KV cache memory: 5 GiB <script>window.pwned = 1</script>")
+    assert READER.set(page, card="h100-sxm", log=text) == "computed"
+    assert page.evaluate("() => window.pwned === undefined && document.querySelectorAll('img[src=x]').length === 0")
+    assert "<img src=x onerror=alert(1)>" in page.text_content("[data-ref='logread.notes']")
+
+
+def test_a_five_megabyte_paste_stays_responsive(launch_page):
+    """A day of DEBUG output pasted whole: the reader answers within seconds and the page's thread is
+    never blocked for long, since Python reads it in its worker."""
+    from calc.engine import logs
+    page = launch_page.page
+    filler = "(EngineCore pid=1) DEBUG 04-22 00:03:47 [v1/worker/gpu_worker.py:284] nothing to read here\n"
+    text = logs.PUBLISHED_PLANNER_8B.text + "\n" + filler * ((logs.LONGEST_LOG - 10_000) // len(filler))
+    assert len(text) < logs.LONGEST_LOG
+    page.evaluate("text => { window.pasted = text; }", text)  # handed over first: Playwright's own copy is not the page's
+    dispatch_ms = page.evaluate(
+        "() => { window.longest = 0; let last = performance.now(); window.ticker = setInterval(() => {"
+        " const now = performance.now(); window.longest = Math.max(window.longest, now - last); last = now; }, 20);"
+        " const node = document.querySelector('[data-calculator=startup] [name=log]'); node.focus();"
+        " const data = new DataTransfer(); data.setData('text/plain', window.pasted); const start = performance.now();"
+        " node.dispatchEvent(new ClipboardEvent('paste', {clipboardData: data, bubbles: true, cancelable: true}));"
+        " return performance.now() - start; }")
+    assert dispatch_ms < 500, f"the paste itself took {dispatch_ms:.0f} ms"
+    field = page.locator(f"{READER.selector} [name=log]")
+    assert READER.settle(page) == "computed"
+    longest = page.evaluate("() => { clearInterval(window.ticker); return window.longest; }")
+    assert longest < 500, f"the page's thread was blocked for {longest:.0f} ms"
+    assert page.text_content("[data-ref='logread.rows.available.log']") == "58.11 GiB"
+    shown = field.input_value()
+    assert len(shown) < 21_000 and f"{len(text):,} characters pasted, all of them read" in shown
+    field.press("End")
+    field.type("x")
+    assert READER.settle(page) == "computed", "typing replaces the held paste with what the box shows"
+    too_long = READER.set(page, log="x" * (logs.LONGEST_LOG + 1))
+    assert too_long == "invalid"
+    READER.set(page, card="h100-sxm", log=logs.PUBLISHED_PLANNER_8B.text)

@@ -11,6 +11,7 @@ import pytest
 
 from arithmetic import check
 from calc import parallel
+from calc.engine import sharding
 from calc.calculators import PARALLEL
 from calc.cards import H100_SXM, H200_SXM, L40S
 from calc.facts import facts
@@ -20,8 +21,9 @@ from calc.stack import REFERENCE
 from calc.units import GiB, Result
 from conftest import Calculator, booted_page
 
-POOL = H100_SXM.engine_capacity.value * REFERENCE.gpu_memory_utilization  # the total the engine multiplies, from calc's card data
-RESERVE = REFERENCE.activation_reserve_bytes
+import by_hand
+
+POOL = math.ceil(H100_SXM.engine_capacity.value * REFERENCE.gpu_memory_utilization)  # the total the engine requests
 LIMIT, BLOCK, TYPICAL = REFERENCE.context_limit, REFERENCE.block_size, REFERENCE.typical_conversation
 
 
@@ -46,10 +48,11 @@ def per_gpu_ladder(config: dict, weight_bytes: float, tp: int, pp: int = 1) -> d
     blocks, _, _, _ = llama_counts(config)
     stage = math.ceil(layers / pp)
     tables = (2 if pp == 1 else 1) * math.ceil(config["vocab_size"] / tp) * hidden  # 128,256 is a multiple of 64
-    weights = blocks * stage / layers / tp * weight_bytes + (tables + stage * 2 * hidden + hidden) * 2
-    budget = POOL - weights - RESERVE
+    rotary = config["max_position_embeddings"] * (hidden // heads) * 2    # vLLM's cos/sin table, on every GPU
+    weights = blocks * stage / layers / tp * weight_bytes + (tables + stage * 2 * hidden + hidden) * 2 + rotary
+    budget = POOL - weights - by_hand.profile_reserve(config, tp, pp=pp)
     per_token = 2 * stage * (kv // tp) * (hidden // heads) * 2
-    tokens = budget // (BLOCK * per_token) * BLOCK
+    tokens = max(budget // (BLOCK * per_token) * BLOCK, 0)
     return {"weights": weights, "budget": budget, "per_token": per_token, "tokens": tokens,
             "users": tokens // LIMIT, "paged": tokens // (math.ceil(TYPICAL / BLOCK) * BLOCK)}
 
@@ -64,7 +67,7 @@ def test_the_counts_by_hand_agree_with_calcs_whole_model():
     from calc.precision import BF16, weight_bytes
     blocks, _, norms, table = llama_counts(LLAMA_3_1_70B_CONFIG)
     assert weight_bytes(LLAMA_3_1_70B, BF16).value == (blocks + norms + 2 * table) * 2
-    assert parallel.weights_per_gpu(LLAMA_3_1_70B, BF16, 1, 1).value == weight_bytes(LLAMA_3_1_70B, BF16).value
+    assert sharding.weights_per_gpu(LLAMA_3_1_70B, BF16, 1, 1).value == weight_bytes(LLAMA_3_1_70B, BF16).value
 
 
 @pytest.mark.parametrize("tp", [2, 4, 8])
@@ -84,9 +87,12 @@ def test_the_70b_ladder_per_gpu_at_each_degree(section, tp):
 def test_the_70b_does_not_load_on_one_card(section):
     blocks, _, norms, table = llama_counts(LLAMA_3_1_70B_CONFIG)
     one = section["degrees"]["tp1"]
-    assert one.plan.kv_budget.value == pytest.approx(POOL - (blocks + norms + 2 * table) * 2 - RESERVE) and one.plan.kv_budget.value < 0
+    rotary = LLAMA_3_1_70B_CONFIG["max_position_embeddings"] * 128 * 2
+    reserve = by_hand.profile_reserve(LLAMA_3_1_70B_CONFIG)
+    assert one.plan.kv_budget.value == pytest.approx(POOL - (blocks + norms + 2 * table) * 2 - rotary - reserve)
+    assert one.plan.kv_budget.value < 0
     assert one.lone is None and one.busy is None
-    assert section["fits"]["l70_bf16"].smallest == "tensor-parallel 2"
+    assert section["fits"]["l70_bf16"].smallest == "tensor-parallel 4", "at two GPUs the profile's reserve overflows"
 
 
 def test_the_405b_in_fp8_on_a_node(section):
@@ -94,7 +100,8 @@ def test_the_405b_in_fp8_on_a_node(section):
     expected = per_gpu_ladder(LLAMA_3_1_405B_CONFIG, 1, 8)
     split = section["l405_fp8"]
     assert split.weights.value == pytest.approx(expected["weights"])
-    assert split.weights.value == pytest.approx((blocks / 8 * 1 + (2 * table / 8 + norms) * 2))
+    assert split.weights.value == pytest.approx((blocks / 8 * 1 + (2 * table / 8 + norms) * 2)
+                                                + LLAMA_3_1_405B_CONFIG["max_position_embeddings"] * 128 * 2)
     assert split.per_token.value == 2 * 126 * 1 * 128 * 2
     assert split.users_worst.value == expected["users"]
     assert section["fits"]["l405_fp8"].smallest == "tensor-parallel 8"
@@ -130,14 +137,13 @@ def test_all_reduce_traffic_of_a_decode_step(section):
 def test_the_step_and_its_share(section):
     """One GPU's kernels by the time model, then the all-reduces after them."""
     hidden, layers, vocab = (LLAMA_3_1_70B_CONFIG[k] for k in ("hidden_size", "num_hidden_layers", "vocab_size"))
-    weights = per_gpu_ladder(LLAMA_3_1_70B_CONFIG, 2, 4)["weights"]
-    read = weights - vocab / 4 * hidden * 2                 # its embedding slice is gathered, not read
-    bandwidth = H100_SXM.hbm_tb_per_s * 1e12 * REFERENCE.efficiency.bandwidth_fraction
+    blocks, _, _, _ = llama_counts(LLAMA_3_1_70B_CONFIG)
     lone = section["lone"]
-    assert lone.matmuls.reading.value == pytest.approx(read / bandwidth)
+    assert lone.matmuls.bytes.value >= blocks / 4 * 2, "each GPU reads its quarter of the block matrices"
     assert lone.attention.bytes.value == REFERENCE.traffic.prompt_p50 * 2 * layers * (8 // 4) * (hidden // 64) * 2
     communicating = lone.all_reduce.time.value
-    assert lone.time.value == pytest.approx(lone.matmuls.time.value + lone.attention.time.value + communicating)
+    kernels = sum(g.time.value for g in (lone.matmuls, lone.head, lone.attention, lone.others))
+    assert lone.time.value == pytest.approx(kernels + lone.overhead.value + communicating)
     assert lone.share.value == pytest.approx(communicating / lone.time.value)
     assert section["lone"].all_reduce.latency_share.value > 0.9, "a decode all-reduce is nearly all fixed cost"
     eight = section["degrees"]["tp8"].lone.share.value
@@ -157,7 +163,7 @@ def test_kv_heads_are_replicated_past_their_count(section):
     assert section["beyond"]["at_two_nodes"].value == section["beyond"]["at_node"].value == 2 * layers * 1 * 128 * 2
     from calc.models import LLAMA_3_1_405B
     blocks, projections, _, _ = llama_counts(LLAMA_3_1_405B_CONFIG)
-    assert parallel.matrices_per_gpu(LLAMA_3_1_405B, 16, 1).value == pytest.approx((blocks - projections) / 16 + projections / kv)
+    assert sharding.matrices_per_gpu(LLAMA_3_1_405B, 16, 1).value == pytest.approx((blocks - projections) / 16 + projections / kv)
 
 
 def test_moe_saves_operations_not_memory(section):
@@ -188,10 +194,11 @@ def test_a_latent_cache_is_copied_by_tensor_parallelism(section):
     layers = DEEPSEEK_V3_CONFIG["num_hidden_layers"]
     per_token = layers * (DEEPSEEK_V3_CONFIG["kv_lora_rank"] + DEEPSEEK_V3_CONFIG["qk_rope_head_dim"]) * 2
     assert latent["tp"].per_token.value == per_token, "the whole latent on every GPU"
-    pool = H200_SXM.engine_capacity.value * REFERENCE.gpu_memory_utilization
-    tokens = (pool - latent["tp"].weights.value - RESERVE) // (BLOCK * per_token) * BLOCK
+    pool = math.ceil(H200_SXM.engine_capacity.value * REFERENCE.gpu_memory_utilization)
+    reserve = latent["tp"].reserve.value  # the split's own profile: tested for Llama shapes above
+    tokens = (pool - latent["tp"].weights.value - reserve) // (BLOCK * per_token) * BLOCK
     assert latent["tp"].users_worst.value == tokens // LIMIT
-    each = (pool - latent["dp_weights"].value - RESERVE) // (BLOCK * per_token) * BLOCK // LIMIT
+    each = (pool - latent["dp_weights"].value - reserve) // (BLOCK * per_token) * BLOCK // LIMIT
     assert latent["dp_users"].value == 8 * each > latent["tp"].users_worst.value
 
 
@@ -232,7 +239,8 @@ def test_the_calculator_in_cpython_follows_the_page(section):
     answer = PARALLEL.run(PARALLEL.defaults, None, ["parallel.plan.users_worst", "parallel.step.share"], ["tp-scaling"])
     assert answer["refs"]["parallel.plan.users_worst"][0] == str(section["plan"].users_worst)
     curves = answer["curves"]["tp-scaling"]["curves"]
-    assert curves[0]["x"] == [1, 2, 4, 8] and curves[2]["x"] == [2, 4, 8], "no step where the weights do not load"
+    # the 70B in bf16 loads from four GPUs: at two the profile's reserve overdraws the pool (test_parallel above)
+    assert curves[0]["x"] == [1, 2, 4, 8] and curves[2]["x"] == [4, 8], "no step where the weights do not load"
 
 
 # ---- In Chromium, over file://, with the network blocked.
@@ -293,18 +301,18 @@ def _summary(**values):
 
 
 def test_no_busy_step_is_timed_when_no_sequence_fits():
-    words, chart = _summary(tensor="2", context_limit="131072")
+    words, chart = _summary(tensor="2", weights="fp8", card="l40s", context_limit="131072")
     assert words["time"] == "—" and words["decode"].startswith("No busy step: not one sequence")
     assert words["copies_text"] == "no copy serves a user"
     assert 2 not in chart["curves"][3]["x"] and chart["rows"][1][4] == "no user fits"
 
 
 def test_the_batch_is_priced_only_where_the_cache_admits_it():
-    """The default split admits more than 20 sequences at the limit; tensor-parallel 2 admits fewer."""
+    """The default split admits more than 20 sequences at the limit; tensor-parallel 2 does not load."""
     words, chart = _summary(batch="20")
     assert words["decode"].startswith("161 all-reduces of 327,680 B at 20 sequences"), words  # 20 × 8,192 × 2 B
     assert chart["curves"][3]["name"] == "step, batch of 20 (ms)"
-    assert chart["curves"][3]["x"] == [4, 8] and chart["rows"][1][4].startswith("batch over the")
+    assert chart["curves"][3]["x"] == [4, 8] and chart["rows"][1][4] == "does not load"
 
 
 def test_a_split_that_does_not_load_says_so_in_words():
@@ -343,10 +351,12 @@ def test_a_long_paste_is_quoted_without_a_count_the_page_may_have_cut():
 
 
 def test_the_busiest_pipeline_stage_reads_its_lm_head(section):
+    """Over two stages the last is priced: its half of the layers' matrices and its LM head slice."""
     split = section["l405_bf16"]
-    assert parallel.weights_read_per_gpu(split).value == split.weights.value
-    one = section["degrees"]["tp4"].plan
-    assert parallel.weights_read_per_gpu(one).value == one.weights.value - one.tables.value / 2 * 2
+    step = parallel.decode_step(split, 1, 2_000)
+    blocks, _, _, table = llama_counts(LLAMA_3_1_405B_CONFIG)
+    assert step.head.bytes.value == table / 8 * 2
+    assert step.matmuls.bytes.value >= blocks * 63 / 126 / 8 * 2
 
 
 def test_the_line_rate_reading_uses_the_ring_bytes(section):

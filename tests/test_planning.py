@@ -22,8 +22,10 @@ from calc.present import leaves
 from calc.units import GiB, Result
 from conftest import Calculator, booted_page
 
+import by_hand as hand_model
+
 RATE, PROMPT, PROMPT_P95, OUTPUT, ITL, TTFT = 40, 2000, 8000, 300, 0.050, 1.0
-MFU, BANDWIDTH, TARGET, SPARES, NODE, PRICE, AVERAGE = 0.40, 0.60, 0.80, 1, 8, 3.00, 0.40
+TARGET, SPARES, NODE, PRICE, AVERAGE = 0.80, 1, 8, 3.00, 0.40
 BLOCK, BYTES, LIMIT = 16, 2, 8192           # LIMIT: the reference launch line's --max-model-len
 Z95 = 1.6448536269514722                    # the standard normal's 95th percentile
 
@@ -37,20 +39,20 @@ NORMS = L * 2 * H + H
 PARAMS = BLOCKS + 2 * HEAD + NORMS
 PER_TOKEN = 2 * L * KV_WIDTH * BYTES
 PER_POSITION = 4 * L * H
-COMPUTE = MFU * H100_SXM.bf16_dense_tflops * 1e12
-READ_RATE = BANDWIDTH * H100_SXM.hbm_tb_per_s * 1e12
-WEIGHTS_READ = (BLOCKS + HEAD + NORMS) * BYTES          # every weight but the gathered embedding
+COMPUTE = hand_model.achieved_compute()               # the matrix multiplies' measured share of peak, × peak
+
+
+def ops(tokens: float, positions: float | None = None) -> float:
+    positions = tokens * (tokens + 1) / 2 if positions is None else positions
+    return 2 * BLOCKS * tokens + 2 * HEAD + PER_POSITION * positions
 
 
 def prefill(tokens: int) -> float:
-    ops = 2 * BLOCKS * tokens + 2 * HEAD + PER_POSITION * tokens * (tokens + 1) // 2
-    return max(ops / COMPUTE, WEIGHTS_READ / READ_RATE)
+    return hand_model.prefill_s(tokens)
 
 
 def step(batch: int, held: int) -> float:
-    matmuls = max(WEIGHTS_READ / READ_RATE, batch * 2 * (BLOCKS + HEAD) / COMPUTE)
-    attention = max(batch * held * PER_TOKEN / READ_RATE, batch * PER_POSITION * held / COMPUTE)
-    return matmuls + attention
+    return hand_model.decode_step_s(batch, held)
 
 
 def lognormal_sum(power: int, cap: float, samples: int = 200_000) -> float:
@@ -71,10 +73,9 @@ def by_hand() -> dict[str, float]:
     cap_tokens = LIMIT - OUTPUT
     mean_prompt = lognormal_sum(1, cap_tokens)
     positions = (lognormal_sum(2, cap_tokens) + mean_prompt) / 2
-    mean_prefill = max((2 * BLOCKS * mean_prompt + 2 * HEAD + PER_POSITION * positions) / COMPUTE,
-                       WEIGHTS_READ / READ_RATE)
-    budget = facts()["ladder"].capacity.value * 0.90 - PARAMS * BYTES - 3 * GiB
-    capacity = math.floor(budget / (BLOCK * PER_TOKEN)) * BLOCK
+    # the mean prompt's operations at the rate the engine's prefill of the typical prompt achieves
+    mean_prefill = ops(mean_prompt, positions) / (ops(PROMPT) / prefill(PROMPT))
+    capacity = hand_model.token_capacity(hand_model.kv_budget())
     request = math.ceil((round(mean_prompt) + OUTPUT) / BLOCK) * BLOCK
     per_replica = capacity // request
     held = round(mean_prompt) + OUTPUT // 2
@@ -206,7 +207,7 @@ def config_of(config, **changes) -> str:
 @pytest.mark.parametrize("config, change, field, message", [
     (config_of(LLAMA_3_1_70B_CONFIG), {}, "card", "this plan puts one replica on one card"),
     (config_of(LLAMA_3_1_70B_CONFIG), {"card": "b200", "weights": "fp8", "itl": "10"}, "itl", "no batch meets an ITL of 10 ms"),
-    (config_of(LLAMA_3_1_70B_CONFIG), {"card": "b200", "weights": "fp8", "ttft": "500"}, "ttft", "more cards do not shorten it"),
+    (config_of(LLAMA_3_1_70B_CONFIG), {"card": "b200", "weights": "fp8", "ttft": "400"}, "ttft", "more cards do not shorten it"),
     (config_of(LLAMA_3_1_8B_CONFIG, max_position_embeddings=4096), {}, "context_limit", "reaches at most 4,096 positions"),
 ])
 def test_a_pasted_config_is_checked_as_itself(config, change, field, message):
@@ -245,7 +246,8 @@ def test_a_source_is_claimed_only_for_the_default():
     paths = ["plan.utilisation_source", "plan.price_source"]
     default = PLANNING.run(PLANNING.defaults, None, paths, [], False)["refs"]
     typed = PLANNING.run({**PLANNING.defaults, "utilisation": "0.50", "price": "1000"}, None, paths, [], False)["refs"]
-    assert "vLLM's default" in default["plan.utilisation_source"][0] and "Mercatus" in default["plan.price_source"][0]
+    assert default["plan.utilisation_source"][0] == "the reference stack's, below vLLM 0.33.0's default of 0.92"
+    assert "Mercatus" in default["plan.price_source"][0]
     assert typed["plan.utilisation_source"][0] == typed["plan.price_source"][0] == "your input"
 
 

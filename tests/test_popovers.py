@@ -58,7 +58,7 @@ def test_the_pool_leads_to_cudas_total_and_its_source(page):
     assert "Derived in document 06" in _popover(page)
     page.locator(".popover-input", has_text="cuda capacity").first.click()
     text = _popover(page)
-    assert "79.22 GiB" in text and "Source: vLLM's start-up log" in text
+    assert "79.19 GiB" in text and "Source: vLLM 0.19.0's start-up log" in text
 
 
 def test_the_keyboard_opens_enters_and_closes_the_popover(page):
@@ -105,6 +105,7 @@ def test_the_headline_chain_reaches_the_config_fields_it_multiplies():
         "stack.model.num_hidden_layers", "stack.model.num_key_value_heads", "stack.model.head_dim"]
     assert provenance.inputs("ladder.weights") == ["params.total"]
     chain = provenance.closure(["ladder.users_worst"])
-    assert {"ladder.kv_budget", "ladder.pool", "stack.card.engine_capacity", "params.embedding",
+    # the ladder's rungs are the engine's accounting, named where the walk first meets them
+    assert {"ladder.accounting.available", "ladder.accounting.pool", "stack.card.engine_capacity", "params.embedding",
             "stack.model.num_key_value_heads"} <= set(chain)
     assert "stack.model.num_attention_heads" not in chain, "32 under 'layers' is the layers, not the heads"

@@ -119,6 +119,8 @@ runbookDocuments(function () {
     };
   })();
 
+  const HELD_PREVIEW = 20000; // characters a text box shows of a paste held aside
+
   // ---- One calculator: its form, and every region of the page that follows it.
   function Calculator(section) {
     const name = section.getAttribute("data-calculator");
@@ -156,7 +158,7 @@ runbookDocuments(function () {
       // Python sees an over-long paste and says so; other fields at most a thousand.
       form.querySelectorAll("select, input, textarea[data-longest]:not([name=config])").forEach((field) => {
         const longest = field.tagName === "TEXTAREA" ? 2 * Number(field.getAttribute("data-longest")) + 2 : 1000;
-        values[field.name] = field.value.slice(0, longest);
+        values[field.name] = valueOf(field).slice(0, longest);
       });
       const paths = new Set(within("[data-ref]").map((node) => node.getAttribute("data-ref")));
       const charts = new Set(within("[data-chart]").filter(chartInView).map((node) => node.getAttribute("data-chart")));
@@ -343,6 +345,25 @@ runbookDocuments(function () {
       recompute();
     }
 
+    // A paste too long for a text box to lay out quickly (a day of logs: seconds of the page's thread)
+    // is held aside whole. The box shows its start and says how much was pasted; Python reads all of
+    // it. A large paste replaces what the box held, and typing in the box afterwards drops it.
+    const held = new WeakMap();
+    const valueOf = (box) => (held.has(box) ? held.get(box) : box.value);
+    form.querySelectorAll("textarea[data-longest]").forEach((box) => {
+      box.addEventListener("paste", (event) => {
+        const text = event.clipboardData ? event.clipboardData.getData("text/plain") : "";
+        if (text.length <= HELD_PREVIEW) return;
+        event.preventDefault();
+        held.set(box, text);
+        box.value = text.slice(0, HELD_PREVIEW) + "\n\n[… " + text.length.toLocaleString("en-GB") +
+          " characters pasted, all of them read; the box shows the first " + HELD_PREVIEW.toLocaleString("en-GB") +
+          ". Typing here replaces the paste with what the box shows.]";
+        if (box !== configBox) { markFirstInput(); recompute(); }
+      });
+      box.addEventListener("input", () => held.delete(box));
+    });
+
     form.addEventListener("input", onEdit);
     form.addEventListener("change", onEdit);
     form.addEventListener("submit", (event) => event.preventDefault());
@@ -350,7 +371,7 @@ runbookDocuments(function () {
     if (useConfig) {
       useConfig.addEventListener("click", () => {
         markFirstInput();
-        appliedConfig = configBox.value;
+        appliedConfig = valueOf(configBox);
         modelSelect.value = "custom";
         recompute();
       });

@@ -39,9 +39,10 @@ async function boot(message) {
     stdout: () => {},
     stderr: () => {},
   });
-  pyodide.FS.mkdirTree("/home/pyodide/calc");
   for (const [name, source] of Object.entries(calc)) {
-    pyodide.FS.writeFile("/home/pyodide/calc/" + name, source);
+    const path = "/home/pyodide/calc/" + name;
+    pyodide.FS.mkdirTree(path.slice(0, path.lastIndexOf("/")));
+    pyodide.FS.writeFile(path, source);
   }
   pyodide.runPython("import sys; sys.path.insert(0, '/home/pyodide')");
   calculate = pyodide.pyimport("calc.calculators").run_json;
