@@ -15,7 +15,7 @@ from .anatomy import count_parameters, rule_of_thumb
 from .models import CATALOGUE, Model
 from .precision import BF16, FP8, INT4, weight_bytes
 from .stack import REFERENCE, Stack
-from .units import (COUNT, FRACTION, GB_MOVED, MS, MS_WHOLE, PERCENT, RATIO, SECONDS, TFLOP, TOKENS, TOKENS_PER_S, Result, given,
+from .units import (COUNT, FRACTION, GB_MOVED, MS, MS_WHOLE, PERCENT, RATIO, RATIO_FINE, SECONDS, TFLOP, TOKENS, TOKENS_PER_S, Result, given,
                     grouped, plain)
 
 SHORT_CHAT = 500
@@ -133,6 +133,7 @@ def times(stack: Stack, ladder: kvcache.Ladder) -> dict[str, object]:
         "prefill_step": timing.prefill_step(stack, traffic.prompt_p50),
         "overhead": steptime.overhead(),
         "kernels": kernels_measured(stack),
+        "fp8": fp8_measured(stack),
         "ops_per_token": operations.linear_ops_per_token(stack.model),
         "multiplied": operations.multiplied_parameters(stack.model),
         "attention_per_position": operations.attention_ops_per_position(stack.model),
@@ -165,6 +166,30 @@ def kernels_measured(stack: Stack) -> dict[str, object]:
     return {"provenance": table.provenance, "own": table.own, "measured_on": table.measured_on.name,
             "release": table.release, "decode_share": kernels.decode_share(stack.card),
             "decode_floor": kernels.decode_floor(stack.card), "source": kernels.SOURCE}
+
+
+def fp8_measured(stack: Stack) -> dict[str, object]:
+    """What fp8 weights (W8A8) buy on this card as measured: the fp8 matrix multiplies' shares of their
+    own roofline, and the step and prefill against bf16 weights."""
+    from dataclasses import replace
+    from .engine import kernels
+    from .precision import BF16, FP8
+    traffic = stack.traffic
+    context = traffic.prompt_p50 + traffic.output_p50 // 2
+    bf16, fp8 = replace(stack, weight_precision=BF16), replace(stack, weight_precision=FP8)
+
+    def gain(what: str, slow: Result, fast: Result) -> Result:
+        value = slow.value / fast.value
+        return Result(value, RATIO_FINE, formula=f"{what} with bf16 weights ÷ with fp8 weights",
+                      worked=f"{slow.operand} ÷ {fast.operand} = {RATIO_FINE.show(value)}")
+    return {"read_share": kernels.gemm_efficiency(stack.card, FP8, 1),
+            "compute_share": kernels.gemm_efficiency(stack.card, FP8, traffic.prompt_p50),
+            "bf16_read_share": kernels.gemm_efficiency(stack.card, BF16, 1),
+            "bf16_compute_share": kernels.gemm_efficiency(stack.card, BF16, traffic.prompt_p50),
+            "step_gain": gain("one sequence's step", timing.decode_step(bf16, 1, context).time,
+                              timing.decode_step(fp8, 1, context).time),
+            "prefill_gain": gain("the prompt's prefill", timing.prefill_time(bf16, traffic.prompt_p50),
+                                 timing.prefill_time(fp8, traffic.prompt_p50))}
 
 
 def workload(stack: Stack, ladder: kvcache.Ladder) -> dict[str, object]:

@@ -495,6 +495,12 @@ PARALLEL_LIMIT = replace(CONTEXT_LIMIT, apply=_parallel_limit)
 PARALLEL_BATCH = NumberField("batch", "Batch", 1, 100_000, True, "sequences", optional=True,
                              current=lambda s: s.parallel.batch or 0, apply=_parallel("batch"),
                              hint="empty: every user the cache admits at the limit")
+ALL_REDUCE_TIMING = ChoiceField("all_reduce", "All-reduces priced",
+                                {"measured": "as vLLM's were measured on the card", "sketch": "as the sketch below"},
+                                current=lambda s: s.parallel.all_reduce,
+                                apply=lambda s, key: replace(s, parallel=replace(s.parallel, all_reduce=key)),
+                                hint="the sketch: fixed cost + a ring's traffic ÷ the link achieved; cards with no "
+                                     "measured table always use it")
 RING = NumberField("ring", "Link achieved", 1, 100, False, "%", places=0,
                    current=lambda s: 100 * s.parallel.link_fraction, apply=_parallel("link_fraction", 100),
                    hint="share of the one-way link rate an all-reduce reaches")

@@ -23,7 +23,8 @@ from .engine.sharding import (VOCAB_PADDING, VOCAB_SOURCE, cache_per_token, kv_c
 from .cards import H200_SXM, L40S, Card
 from .models import DEEPSEEK_V3, LLAMA_3_1_405B, LLAMA_3_1_70B, MIXTRAL_8X7B, Model
 from .precision import BF16, FP8, PRECISIONS, Precision, weight_bytes
-from .stack import Stack
+from .engine import kernels
+from .stack import MEASURED, Stack
 from .units import (BYTES, COUNT, GB_MOVED, GB_PER_S, GFLOP, GIB_HELD, KIB_HELD, MICROSECONDS, MS, PERCENT, RATIO,
                     RATIO_FINE, SHARE, TIMES, TOKENS_PER_S, GiB, Result, given, grouped, plain)
 
@@ -250,6 +251,8 @@ class AllReduces:
     link: Result
     latency: Result
     each: Result
+    sketch: Result
+    measured: bool = False
 
     @property
     def bytes(self) -> Result:
@@ -274,21 +277,32 @@ class AllReduces:
 
 def all_reduces(stack: Stack, tensor: int, tokens: int, layers: int) -> AllReduces:
     """Two per layer (after attention's output projection and after the MLP's down projection) and
-    one for the vocabulary-split embedding, each of tokens × hidden activations."""
+    one for the vocabulary-split embedding, each of tokens × hidden activations. Each is priced as
+    vLLM's all-reduce was measured on the card at that degree (calc.engine.kernels.all_reduce_time),
+    where it was and the stack asks for it; otherwise, and always as the sketch a reader can check,
+    as a fixed cost plus a ring's traffic over the achieved link."""
     model = stack.model
     link, latency = achieved_link(stack), given(stack.parallel.latency_s, MICROSECONDS, "fixed cost per all-reduce")
-    message = tokens * model.hidden_size * ACTIVATIONS.bytes
+    elements = tokens * model.hidden_size
+    message = elements * ACTIVATIONS.bytes
     message_r = Result(message, BYTES, formula="tokens × hidden × 2 B (bf16 activations)",
                        worked=f"{grouped(tokens)} × {grouped(model.hidden_size)} × 2 B = {BYTES.show(message)}")
     if tensor == 1:
         none = Result(0, COUNT, formula="no tensor parallelism", worked="one GPU per stage: nothing to all-reduce")
-        return AllReduces(1, tokens, none, message_r, Result(0, BYTES, worked="0 B"), link, latency,
-                          Result(0, MICROSECONDS, worked="0 µs"))
+        zero = Result(0, MICROSECONDS, worked="0 µs")
+        return AllReduces(1, tokens, none, message_r, Result(0, BYTES, worked="0 B"), link, latency, zero, zero)
     count = 2 * layers + 1
     factor = ring_factor(tensor)
     traffic = message * factor.value
-    each = stack.parallel.latency_s + traffic / link.value
-    unit = MICROSECONDS if each < 0.001 else MS  # a prompt's all-reduce can run to milliseconds
+    ring = stack.parallel.latency_s + traffic / link.value
+    unit = MICROSECONDS if ring < 0.001 else MS  # a prompt's all-reduce can run to milliseconds
+    sketch = Result(ring, unit, formula="fixed cost + traffic ÷ achieved link",
+                    worked=f"{latency} + {grouped(traffic)} B ÷ {link.operand} = {unit.show(ring)}")
+    measured = stack.parallel.all_reduce == MEASURED and bool(kernels.all_reduce_rows(stack.card, tensor))
+    if measured:
+        latency = kernels.all_reduce_time(stack.card, tensor, 1)
+        latency = Result(latency.value, MICROSECONDS, formula="the smallest message's all-reduce, measured",
+                         worked=latency.worked)
     return AllReduces(
         gpus=tensor, tokens=tokens,
         count=Result(count, COUNT, formula="2 × layers + 1 (the embedding)", worked=f"2 × {layers} + 1 = {count}"),
@@ -296,8 +310,8 @@ def all_reduces(stack: Stack, tensor: int, tokens: int, layers: int) -> AllReduc
         traffic=Result(traffic, BYTES, formula="2(n − 1) ÷ n × message",
                        worked=f"2 × ({tensor} − 1) ÷ {tensor} × {grouped(message)} B = {BYTES.show(traffic)}"),
         link=link, latency=latency,
-        each=Result(each, unit, formula="fixed cost + traffic ÷ achieved link",
-                    worked=(f"{latency} + {grouped(traffic)} B ÷ {link.operand} = {unit.show(each)}")),
+        each=kernels.all_reduce_time(stack.card, tensor, elements) if measured else sketch,
+        sketch=sketch, measured=measured,
     )
 
 
@@ -627,7 +641,8 @@ def section(stack: Stack) -> dict[str, object]:
         "link": link,
         "one_way": one_way(on.card),
         "vocab_padding": given(VOCAB_PADDING, COUNT, VOCAB_SOURCE),
-        "measured": {"ring": given(RING_EFFECTIVE_GB_PER_S * 1e9, GB_PER_S, RING_SOURCE),
+        "measured": {"release": kernels.all_reduce_release(on.card) or "none",
+                     "ring": given(RING_EFFECTIVE_GB_PER_S * 1e9, GB_PER_S, RING_SOURCE),
                      "sglang_low": given(SGLANG_ALL_REDUCE_US[0] * 1e-6, MICROSECONDS, CUSTOM_ALL_REDUCE_SOURCE),
                      "sglang_high": given(SGLANG_ALL_REDUCE_US[1] * 1e-6, MICROSECONDS, CUSTOM_ALL_REDUCE_SOURCE),
                      "nvls": given(NVLS_BUS_GB_PER_S * 1e9, GB_PER_S, NVLS_SOURCE),

@@ -133,6 +133,9 @@ class Serving:
     log: str = ""  # a start-up log document 12 reads (calc.engine.logs); "" until a reader pastes one
 
 
+MEASURED, SKETCH = "measured", "sketch"  # how Parallel prices an all-reduce
+
+
 @dataclass(frozen=True)
 class Parallel:
     """How document 11 spreads a model over several GPUs, and the assumptions its communication is
@@ -148,7 +151,10 @@ class Parallel:
     all-reduce however small (an assumption: vLLM's custom all-reduce took 9 to 10 µs for a
     512-byte message on H100 at two, four and eight GPUs, without CUDA graphs, in
     https://github.com/sgl-project/sglang/pull/2904; TensorRT-LLM's kernel 4 to 6 µs).
-    `microbatches`: how many pieces a pipeline's batch is cut into (an example).
+    `microbatches`: how many pieces a pipeline's batch is cut into (an example). `all_reduce`: how an
+    all-reduce is priced: MEASURED, as vLLM's was measured on the card at that degree (where it was:
+    calc.engine.kernels.all_reduce_time), or SKETCH, the fixed cost plus a ring's traffic over the
+    achieved link, which the two assumptions above set.
     """
 
     model: Model = LLAMA_3_1_70B
@@ -158,6 +164,7 @@ class Parallel:
     link_fraction: float = 0.80
     latency_s: float = 0.000_010
     microbatches: int = 4
+    all_reduce: str = "measured"
 
 
 @dataclass(frozen=True)

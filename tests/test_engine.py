@@ -212,7 +212,15 @@ def test_the_cuda_graph_estimate_is_subtracted_from_0_20_on():
 def test_the_log_lines_are_printed_as_the_release_prints_them():
     lines = kvcache.ladder(REFERENCE).accounting.log_lines
     assert lines[0] == "Model loading took 14.99 GiB memory"
-    assert lines[-1].startswith("GPU KV cache size: ") and ", Maximum concurrency for 8,192 tokens per request: " in lines[-1]
+    assert lines[2].startswith("GPU KV cache size: ") and ", Maximum concurrency for 8,192 tokens per request: " in lines[2]
+    # vllm/v1/worker/gpu_worker.py, compile_or_warm_up_model, at INFO in 0.33.0: consumed = weights + non-torch +
+    # the runner's penalty state; peak activation = the profile's peak + the graph estimate subtracted.
+    penalties = 1024 * (C["vocab_size"] + -(-C["vocab_size"] // 32)) * 4
+    consumed = round((PARAMS * 2 + ROTARY + 0.25 * GiB + penalties) / GiB, 2)
+    assert lines[3].startswith("Free memory on device (…/79.19 GiB) on startup. Desired GPU memory utilization is "
+                               f"(0.9, 71.27 GiB). Actual usage is {consumed} GiB for consumed memory (weights + non-torch), "
+                               f"{round(1.89 + 0.84, 2)} GiB for peak activation")
+    assert len(memory.of_stack(replace(REFERENCE, engine=V0_19_0)).log_lines) == 4, "0.19.0: two cache lines, no summary"
 
 
 # ---- Time: the model beside measured kernels and published end-to-end runs.

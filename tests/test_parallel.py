@@ -11,13 +11,13 @@ import pytest
 
 from arithmetic import check
 from calc import parallel
-from calc.engine import sharding
+from calc.engine import measured_kernels, sharding
 from calc.calculators import PARALLEL
 from calc.cards import H100_SXM, H200_SXM, L40S
 from calc.facts import facts
 from calc.models import DEEPSEEK_V3_CONFIG, LLAMA_3_1_405B_CONFIG, LLAMA_3_1_70B_CONFIG
 from calc.present import leaves
-from calc.stack import REFERENCE
+from calc.stack import REFERENCE, SKETCH
 from calc.units import GiB, Result
 from conftest import Calculator, booted_page
 
@@ -129,9 +129,37 @@ def test_all_reduce_traffic_of_a_decode_step(section):
         assert reduces.message.value == message
         assert reduces.traffic.value == pytest.approx(traffic)
         assert reduces.bytes.value == pytest.approx((2 * layers + 1) * traffic)
-        assert reduces.each.value == pytest.approx(latency + traffic / link)
-        assert reduces.time.value == pytest.approx((2 * layers + 1) * (latency + traffic / link))
+        assert reduces.sketch.value == pytest.approx(latency + traffic / link)
+        measured = measured_all_reduce(H100_ALL_REDUCE[4], batch * hidden)
+        assert reduces.measured and reduces.each.value == pytest.approx(measured)
+        assert reduces.time.value == pytest.approx((2 * layers + 1) * measured)
     assert section["step"].batch.value == per_gpu_ladder(LLAMA_3_1_70B_CONFIG, 2, 4)["users"]
+
+
+H100_ALL_REDUCE = measured_kernels.CARDS["h100-sxm"]["all_reduce"]
+
+
+def measured_all_reduce(rows, elements: int) -> float:
+    """The measured time of one all-reduce of `elements` bf16 values, read by hand: a power law between
+    the two message sizes either side."""
+    for (n0, t0), (n1, t1) in zip(rows, rows[1:]):
+        if n0 <= elements <= n1:
+            return t0 * (t1 / t0) ** (math.log(elements / n0) / math.log(n1 / n0))
+    raise AssertionError(f"{elements} is outside the table")
+
+
+def test_a_decode_all_reduce_is_the_measured_kernel_under_cuda_graphs(section):
+    """aiconfigurator-core's table of vLLM 0.24.0's all-reduce in a CUDA graph on H100s: one decode token of
+    the 70B (8,192 elements) at four GPUs, and a 2,000-token prompt's (16,384,000 elements)."""
+    assert section["lone"].all_reduce.each.value == pytest.approx(dict(H100_ALL_REDUCE[4])[8192])
+    hidden = LLAMA_3_1_70B_CONFIG["hidden_size"]
+    prompt = section["prefill"].all_reduce
+    assert prompt.each.value == pytest.approx(measured_all_reduce(H100_ALL_REDUCE[4], REFERENCE.traffic.prompt_p50 * hidden))
+    assert prompt.each.value > prompt.sketch.value, "at a prompt's size the measured kernel is slower than the sketch"
+    sketched = replace(REFERENCE, parallel=replace(REFERENCE.parallel, all_reduce=SKETCH))
+    assert parallel.all_reduces(parallel.sharded(sketched), 4, 1, 80).each.value == pytest.approx(
+        REFERENCE.parallel.latency_s + 1.5 * hidden * 2 / (H100_SXM.interconnect_gb_per_s * 1e9 / 2 * REFERENCE.parallel.link_fraction))
+    assert not parallel.all_reduces(parallel.sharded(sketched), 4, 1, 80).measured
 
 
 def test_the_step_and_its_share(section):

@@ -30,7 +30,7 @@ from functools import lru_cache
 from ..cards import A100_80, B200, CARDS, H100_SXM, H200_SXM, L40S, Card
 from ..models import LLAMA_3_1_8B
 from ..precision import BF16, FP8, Precision
-from ..units import MICROSECONDS, PERCENT, TFLOPS, Result, grouped
+from ..units import MICROSECONDS, MS, PERCENT, TFLOPS, Result, grouped
 from . import measured_kernels
 
 SOURCE = (f"NVIDIA aiconfigurator-core {measured_kernels.PACKAGE.split()[-1]} (Apache-2.0), "
@@ -214,8 +214,8 @@ def gemm_efficiency(card: Card, precision: Precision, tokens: int) -> Result:
     there = ridge_tokens(table.measured_on, curve)
     at = tokens * there / here
     value = gemm_share(card, precision, tokens)
-    where = (f"at {grouped(tokens)} tokens" if abs(at - tokens) < 1e-9 else
-             f"at {grouped(tokens)} tokens, {grouped(at)} on the {table.measured_on.name}'s ridge "
+    where = (f"at {grouped(tokens)} {'token' if tokens == 1 else 'tokens'}" if abs(at - tokens) < 1e-9 else
+             f"at {grouped(tokens)} {'token' if tokens == 1 else 'tokens'}, {grouped(at)} on the {table.measured_on.name}'s ridge "
              f"({grouped(here)} tokens here, {grouped(there)} there)")
     kernel = f"{table.fp8_kernel}, fp8" if curve == FP8 else "bf16"
     return Result(value, PERCENT, formula="the measured share of the roofline, interpolated in log₂ tokens",
@@ -249,3 +249,44 @@ def prefill_share(card: Card, tokens: int) -> Result:
     return Result(value, PERCENT, formula="the measured share of the dense peak, interpolated in log₂ tokens",
                   worked=(f"{PERCENT.show(value)} at {grouped(tokens)} tokens, measured on the {table.measured_on.name} "
                           f"with vLLM {table.release}'s kernels"))
+
+
+def all_reduce_rows(card: Card, gpus: int) -> tuple[tuple[int, float], ...]:
+    """vLLM's all-reduce captured in a CUDA graph, as measured on this card at this many GPUs:
+    ((bf16 elements, seconds), …), or () where the card has no such table. No card borrows another's:
+    an all-reduce runs on the card's own link."""
+    return measured_kernels.CARDS.get(card_key(card), {}).get("all_reduce", {}).get(gpus, ())
+
+
+def all_reduce_release(card: Card) -> str:
+    return measured_kernels.CARDS.get(card_key(card), {}).get("all_reduce_vllm", "")
+
+
+def all_reduce_time(card: Card, gpus: int, elements: int) -> Result:
+    """One all-reduce of `elements` bf16 values on `gpus` of this card, as measured: read between the
+    two message sizes either side in log–log (time grows as a power of the size between them), the
+    smallest message's time below the table, and in proportion to the size above it."""
+    rows = all_reduce_rows(card, gpus)
+    sizes = [n for n, _ in rows]
+    release = all_reduce_release(card)
+    source = f"vLLM {release}'s all-reduce in a CUDA graph, measured on {gpus} × {card.name}"
+    if elements <= sizes[0]:
+        value = rows[0][1]
+        worked = f"{MICROSECONDS.precise(value)} for the smallest message timed, {grouped(sizes[0])} elements ({source})"
+    elif elements >= sizes[-1]:
+        value = rows[-1][1] * elements / sizes[-1]
+        worked = (f"{MICROSECONDS.precise(rows[-1][1])} × {grouped(elements)} ÷ {grouped(sizes[-1])} elements = "
+                  f"{MICROSECONDS.precise(value)}, past the largest message timed ({source})")
+    else:
+        i = bisect_left(sizes, elements)
+        (n0, t0), (n1, t1) = rows[i - 1], rows[i]
+        if elements == n1:
+            value, worked = t1, f"{MICROSECONDS.precise(t1)} at {grouped(n1)} elements ({source})"
+        else:
+            weight = math.log(elements / n0) / math.log(n1 / n0)
+            value = t0 * (t1 / t0) ** weight
+            worked = (f"{MICROSECONDS.precise(value)} at {grouped(elements)} elements, read in log–log between "
+                      f"{MICROSECONDS.precise(t0)} at {grouped(n0)} and {MICROSECONDS.precise(t1)} at {grouped(n1)} "
+                      f"({source})")
+    return Result(value, MICROSECONDS if value < 0.001 else MS,
+                  formula="the measured all-reduce at this message size", worked=worked)
