@@ -167,10 +167,11 @@ def test_the_h100_at_0_90_before_0_17_is_within_two_percent():
     """llm-d-benchmark's table, Llama 3.1 8B on one H100 at 0.9: 71.26 GiB requested, 14.99 GiB weights, 51.38 GiB
     available. Releases before 0.17 profiled a sampler of 5.56 GiB ÷ (1,024 × 151,936) bytes a logit (the same
     table's Qwen3-0.6B), so 1,024 rows of 128,256 logits predict the 8B's peak, printed as 4.76 GiB; the pool
-    is ⌈79.19 GiB × 0.9⌉ less the weights, that peak and 0.19.0's 0.25 GiB of non-torch growth."""
+    is ⌈79.18 GiB × 0.9⌉, the total the table printed, less the weights, that peak and 0.19.0's 0.25 GiB of
+    non-torch growth."""
     per_logit = 5.56 * GiB / (1024 * 151_936)
     activation = 1024 * C["vocab_size"] * per_logit
-    available = math.ceil(79.19 * GiB * 0.9) - (PARAMS * 2 + ROTARY) - activation - 0.25 * GiB
+    available = math.ceil(79.18 * GiB * 0.9) - (PARAMS * 2 + ROTARY) - activation - 0.25 * GiB
     reading = logs.published(logs.PUBLISHED_LLMD_090)
     rungs = reading.rungs
     assert rungs["activation"].model.value == pytest.approx(activation)
@@ -179,7 +180,7 @@ def test_the_h100_at_0_90_before_0_17_is_within_two_percent():
     assert rungs["available"].log.value == pytest.approx(51.38 * GiB)
     assert abs(rungs["available"].share.value) <= 0.02
     assert reading.accounting.block_size == 128 and reading.accounting.utilisation.value == 0.9
-    assert "github.com/llm-d/llm-d-benchmark/blob/2593348" in logs.PUBLISHED_LLMD_090.url
+    assert "github.com/llm-d/llm-d-benchmark/blob/4f4d449" in logs.PUBLISHED_LLMD_090.url
 
 
 def test_a_pasted_log_before_0_17_is_read_with_the_older_sampler():

@@ -309,7 +309,7 @@ class Printed:
 PUBLISHED_LLMD_090 = Published(
     key="llmd_090",
     label="Llama 3.1 8B Instruct on one H100, 0.90, before 0.17",
-    url=("https://github.com/llm-d/llm-d-benchmark/blob/259334868c5075da530cc6c90b43fceb11b6e6a7/config_explorer/"
+    url=("https://github.com/llm-d/llm-d-benchmark/blob/4f4d44943c39b76b28e30dfa1fb0dfaf1ee894b5/config_explorer/"
          "empirical-vllm-memory-results.md"),
     card=H100_SXM,
     figures=Printed(
@@ -318,8 +318,9 @@ PUBLISHED_LLMD_090 = Published(
         total_gib=79.18, requested_gib=71.26, weights_gib=14.99, activation_gib=4.76, non_torch_gib=0.13,
         available_gib=51.38),
     rules=BEFORE_0_17,
-    note=("a table of figures llm-d-benchmark read from its own vLLM logs (image vllm/vllm-openai:latest, January "
-          "2026), not the lines themselves: 'Model loading took: 14.99 GiB memory', 'Available KV cache memory: 51.38 "
+    note=("a table of figures llm-d-benchmark read from its own vLLM logs, not the lines themselves (its 'How to "
+          "Replicate' section: image vllm/vllm-openai:latest, --gpu-memory-utilization=0.90, --block-size=128, "
+          "--enable-prefix-caching; the same table's Mistral run names vLLM 0.11.0): 'Model loading took: 14.99 GiB memory', 'Available KV cache memory: 51.38 "
           "GiB', 'Free memory on device: 78.57/79.18 GiB on startup', 'Desired GPU utilization: 0.9 (71.26 GiB)', "
           "'Peak activation memory: 4.76 GiB', 'Non-torch memory: 0.13 GiB'; it names no release for this run, and its "
           "activation peak is the older sampler's, so it is read under the rules of releases before 0.17; it prints no "
@@ -521,7 +522,7 @@ def compare(printed: Printed, card: Card, rules: Release | None = None) -> Readi
         return Reading(printed, release, None, (), None, tuple(notes + [
             f"the log's non-default args ask for {refused}, which vLLM refuses to start with: is the paste edited?"]))
     eager = printed.arg("enforce_eager") == "True"
-    total = printed.total_gib if not card.cuda_gib or card is RTX_3090 else 0.0
+    total = printed.total_gib  # the engine multiplied the total it read, whatever the card's usual one
     accounting = memory.account(model, card, weights, kv, utilisation, limit, block, tensor, pipeline, tokens, seqs,
                                 eager=eager, release=release, total_override_gib=total)
     expected = card.engine_capacity.value / GiB
@@ -535,7 +536,7 @@ def compare(printed: Printed, card: Card, rules: Release | None = None) -> Readi
         return given(value * (GiB if unit is GIB_HELD else 1), unit, what)
 
     terms = (
-        Term("total", accounting.total, logged(printed.total_gib, "CUDA's total, as logged")),
+        Term("total", card.engine_capacity, logged(printed.total_gib, "CUDA's total, as logged")),
         Term("pool", accounting.pool, logged(printed.requested_gib, "requested memory, as logged")),
         Term("weights", accounting.weights, logged(printed.weights_gib, "Model loading took, as logged")),
         Term("activation", accounting.activation, logged(printed.activation_gib, "torch peak memory increase, as logged")),
