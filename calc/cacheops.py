@@ -384,24 +384,28 @@ def swap_curves(stack: Stack) -> dict:
     return {"curves": curves, "rows": rows}
 
 
-def host_tier(stack: Stack, ladder: kvcache.Ladder, reused: int) -> dict[str, Result]:
+def host_tier(stack: Stack, ladder: kvcache.Ladder, reused: int, saved: Result) -> dict[str, Result]:
     """A host-memory tier under the device pool: how much more it holds, and what restoring the shared
-    prefix from it costs against prefilling the prefix again."""
+    prefix from it costs against the prefill a hit saves. SGLang's tier moves whole pages with its own
+    I/O kernel, layer by layer, so a restore is priced by its bytes alone, not as V0's swap of one copy
+    per block, layer and tensor."""
     ratio = stack.cache.host_ratio
     budget = max(ladder.kv_budget.value, 0)
     pool = ratio * budget
     pool_worked = (f"{plain(ratio)} × {ladder.kv_budget.operand} = {GIB_HELD.show(pool)}" if budget else
                    f"a KV budget of {ladder.kv_budget} sizes no host pool: {GIB_HELD.show(0)}")
     tokens = ratio * ladder.token_capacity.value
-    restore = transfer(stack, reused, 1)
-    again = timing.prefill_time(stack, max(reused, 1))
+    moved, rate = cache_bytes(stack, reused), link_rate(stack)
+    value = moved.value / rate.value if rate.value else math.inf
+    restore = Result(value, MS, formula="bytes ÷ achieved link rate",
+                     worked=f"{moved.operand} ÷ {rate.operand} = {MS.show(value)}")
     return {
         "ratio": given(ratio, RATIO, "host pool ÷ device pool (SGLang --hicache-ratio default)"),
         "pool": Result(pool, GIB_HELD, formula="ratio × KV budget", worked=pool_worked),
         "tokens": Result(tokens, TOKENS, formula="ratio × token capacity",
                          worked=f"{plain(ratio)} × {grouped(int(ladder.token_capacity.value))} = {TOKENS.show(tokens)}"),
         "restore": restore,
-        "recompute": again,
+        "saved": saved,
     }
 
 
@@ -427,7 +431,7 @@ def section(stack: Stack) -> dict[str, object]:
         "prefix": prefix,
         "samples": parallel_samples(stack),
         "swap": swap_or_recompute(stack),
-        "tier": host_tier(stack, ladder, int(prefix["reused"].value)),
+        "tier": host_tier(stack, ladder, int(prefix["reused"].value), prefix["saved"]),
         "routing": routing(stack, stack.cache.hit_rate),
         "flags": {f"{i}": flag for i, flag in enumerate(FLAGS)},
     }

@@ -328,7 +328,7 @@ def journey(stack: Stack, prompt: int, output: int, cases: bool = True) -> Journ
         ("allocate", "KV blocks allocated", "CPU", "cpu", allocate),
         ("embed", "Embedding rows gathered", "GPU", "prefill", embed),
         ("prefill", "Prefill through every layer", "GPU", "prefill", prefill),
-        ("head", "Final norm and LM head", "GPU", "prefill", head),
+        ("head", "LM head, last position", "GPU", "prefill", head),
         ("sample", "Step's fixed cost: schedule, sample, launch", "CPU and GPU", "prefill", fixed),
         ("emit", "First token streamed", "CPU", "cpu", _assumed(EMIT, "detokenise and send one token")),
         ("decode", "The decode loop", "GPU", "decode", decode),
