@@ -356,11 +356,72 @@ def test_the_command_line_prints_the_pages_figures_as_json():
                                                                        "--gpu-memory-utilization"),
     (["--tensor-parallel", "3"], "--tensor-parallel"), (["--model", "/nonexistent/config.json"], "--model"),
     (["--kv-cache-dtype", "int4"], "--kv-cache-dtype"), (["--frobnicate"], "usage"),
+    (["--model", "/dev/zero"], "--model"), (["--model", ""], "--model"), (["--tensor-parallel", "٣"], "--tensor-parallel"),
+    (["--gpu-memory-utilization", "0.9_0"], "--gpu-memory-utilization"), (["--context", ""], "--context"),
+    (["--max-model-len", "1000", "--prompt", "2000"], "--prompt"),
 ])
 def test_bad_flags_get_one_line_and_status_2(flags, named):
     out = subprocess.run([sys.executable, "-m", "calc.engine", *flags], capture_output=True, text=True)
     assert out.returncode == 2 and out.stdout == ""
     assert out.stderr.count("\n") == 1 and named in out.stderr
+
+
+def test_a_default_is_cut_to_the_flags_given():
+    """--max-model-len 1000 alone: the default prompt becomes 1,000 tokens rather than an error about a flag
+    the reader never typed."""
+    out = subprocess.run([sys.executable, "-m", "calc.engine", "--max-model-len", "1000", "--json"], capture_output=True,
+                         text=True)
+    assert out.returncode == 0 and json.loads(out.stdout)["prompt"] == 1000
+
+
+def test_a_stack_vllm_would_refuse_says_so():
+    """The 70B's 131.45 GiB of bf16 weights on an L4; and a 131,072-token limit the L4's cache cannot hold once."""
+    out = subprocess.run([sys.executable, "-m", "calc.engine", "--card", "l4", "--model", "llama-3.1-70b", "--json"],
+                         capture_output=True, text=True)
+    answer = json.loads(out.stdout)
+    assert out.returncode == 0 and answer["fits"] is False and "vLLM would not start" in answer["refusal"]
+    assert answer["prefill_ms"] is None and answer["decode_step_ms"] is None
+    plain = subprocess.run([sys.executable, "-m", "calc.engine", "--card", "l4", "--max-model-len", "131072"],
+                           capture_output=True, text=True).stdout
+    assert "does not fit: one sequence of --max-model-len 131,072" in plain and "as the engine logs it" not in plain
+
+
+def test_a_batch_past_the_cache_is_named():
+    out = subprocess.run([sys.executable, "-m", "calc.engine", "--batch", "5000", "--json"], capture_output=True, text=True)
+    answer = json.loads(out.stdout)
+    blocks = kvcache.ladder(REFERENCE).accounting.blocks.value
+    assert answer["admitted_batch"] == blocks // math.ceil(2150 / 16) and answer["batch_fits"] is False
+
+
+@pytest.mark.parametrize("tail", [
+    "\ngpu_memory_utilization" + " " * 200_000 + "x", "\ntotal_gpu_memory" + "\n" * 200_000 + "x",
+    "\n" + "non-default args: {" * 200_000, "\nGPU KV cache size: " + "999," * 300_000 + "999 tokens",
+])
+def test_hostile_pastes_are_read_in_time_and_never_overflow(tail):
+    """Patterns that were quadratic in a run of white space or of one repeated line, and a grouped number too
+    long for a float: each is read in a second or two, and the figure is unreadable, not infinite."""
+    import time
+    text = logs.PUBLISHED_PLANNER_8B.text + tail
+    started = time.perf_counter()
+    answer = STARTUP.run({"card": "h100-sxm", "log": text}, None, ["logread.verdict", "logread.rows.tokens.share"], [], False)
+    assert time.perf_counter() - started < 5
+    assert answer["ok"] and "nan" not in json.dumps(answer) and "inf" not in answer["refs"]["logread.verdict"][0]
+
+
+def test_odd_logs_get_notes_not_guesses():
+    base = logs.PUBLISHED_PLANNER_8B.text
+    path = logs.read(base.replace("'meta-llama/Llama-3.1-8B-Instruct'", "'/models/meta-llama/Llama-3.1-8B-Instruct/'"))
+    assert logs.compare(path, H100_SXM).model is not None, "a local path ending in the model's name"
+    v0 = logs.read("INFO Initializing an LLM engine (v0.6.4.post1) with config: model='meta-llama/Llama-3.1-8B-Instruct'\n"
+                   "non-default args: {'model': 'meta-llama/Llama-3.1-8B-Instruct'}")
+    assert "ran the V0 engine" in logs.compare(v0, H100_SXM).notes[-1]
+    unreadable = logs.compare(logs.read(base.replace("'gpu_memory_utilization': 0.95", "'gpu_memory_utilization': 9e-01")),
+                              H100_SXM)
+    assert any("gpu_memory_utilization but calc could not read" in n for n in unreadable.notes)
+    twice = base + "\n(Worker_TP1) INFO Available KV cache memory: 12.00 GiB"
+    assert any("more than once" in n for n in logs.compare(logs.read(twice), H100_SXM).notes)
+    newer = logs.release_of(logs.read(base.replace("version 0.19.0", "version 1.2.3")))[1]
+    assert "newer than any release calc has read" in newer
 
 
 def test_every_worked_line_adds_up():

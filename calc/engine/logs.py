@@ -10,6 +10,7 @@ own lines, so they pass through the same reader a pasted log does.
 from __future__ import annotations
 
 import re
+from functools import lru_cache
 from dataclasses import dataclass, replace
 
 from ..cards import CARDS, H100_SXM, Card
@@ -20,6 +21,7 @@ from ..units import COUNT, GIB_HELD, RATIO_FINE, SHARE, TOKENS, GiB, Result, giv
 from . import memory
 from .release import BEFORE_0_17, PINNED, RELEASES, V0_19_0, V0_21_0, Release
 
+V1_FIRST = (0, 8)  # the first release whose default engine was V1
 LONGEST_LOG = 5_000_000  # characters: a day of DEBUG output is smaller; anything larger is not one start-up
 CLOSE = 0.02  # a term within 2% of the log's figure matches it
 # The 24 GB card of the published consumer log: only its memory figures take part (its CUDA total is
@@ -219,50 +221,59 @@ PUBLISHED_V0 = Published(
 # ---- Reading a log: every figure a release prints about its memory, whatever the release.
 
 # A figure as vLLM prints one: digits grouped by commas or not, a few decimals; never more than a
-# float holds exactly, so an edited paste cannot smuggle in a number that overflows.
-_NUMBER = r"((?:[0-9]{1,3}(?:,[0-9]{3})+|[0-9]{1,15})(?:\.[0-9]{1,12})?)(?![0-9,])"
+# float holds exactly, so an edited paste cannot smuggle in a number that overflows. A longer run of
+# digits matches nothing, and the line counts as unprinted.
+_NUMBER = r"((?:[0-9]{1,3}(?:,[0-9]{3}){1,4}|[0-9]{1,15})(?:\.[0-9]{1,12})?)(?![0-9,.])"
+# The space vLLM prints between a label and its figure. Bounded, and never a newline: two unbounded
+# runs of white space either side of an optional bracket would make a search quadratic in the run.
+_GAP = r"[ \t]{0,40}"
+_VERSION = r"(\d{1,4}\.\d{1,4}\.\d{1,4}[\w.+-]{0,20})"
 # (field, pattern); the first match of each field wins, since a log may print a figure once per worker.
 PATTERNS: tuple[tuple[str, re.Pattern], ...] = tuple((field, re.compile(pattern, re.MULTILINE)) for field, pattern in (
-    ("version", r"version (\d+\.\d+\.\d+[\w.+-]*)"),
-    ("version", r"V1 LLM engine \(v(\d+\.\d+\.\d+[\w.+-]*)\)"),
-    ("args", r"non-default args: (\{.*\})"),
-    ("total", rf"total_memory={_NUMBER}\s*GiB"),
-    ("total", rf"total_gpu_memory\s*(?:\()?\s*{_NUMBER}\s*GiB"),
+    ("version", rf"version {_VERSION}"),
+    ("version", rf"LLM engine \(v{_VERSION}\)"),
+    ("args", r"non-default args: (\{[^\n]*)"),
+    ("total", rf"total_memory={_NUMBER}{_GAP}GiB"),
+    ("total", rf"total_gpu_memory{_GAP}\(?{_GAP}{_NUMBER}{_GAP}GiB"),
     ("total", rf"total_gpu_memory={_NUMBER}GiB"),
     ("total", rf"total capacity of {_NUMBER} GiB"),
     ("total", rf"Free memory on device \([0-9.]+/{_NUMBER} GiB\)"),
-    ("utilisation", rf"gpu_memory_utilization\s*(?:\()?\s*{_NUMBER}\)?\s*$"),
-    ("requested", rf"worker requested memory: {_NUMBER}\s*GiB"),
+    ("utilisation", rf"gpu_memory_utilization{_GAP}\(?{_GAP}{_NUMBER}\)?{_GAP}$"),
+    ("requested", rf"worker requested memory: {_NUMBER}{_GAP}GiB"),
     ("requested", rf"Requested memory: {_NUMBER} \(util\), {_NUMBER} GiB"),
-    ("requested", rf"the current vLLM instance can use\s*{_NUMBER}\s*GiB"),
+    ("requested", rf"the current vLLM instance can use{_GAP}{_NUMBER}{_GAP}GiB"),
     ("requested", rf"Desired GPU memory utilization is \([0-9.]+, {_NUMBER} GiB\)"),
     ("weights", rf"Model loading took {_NUMBER} ?GiB"),
     ("weights", rf"Loading model weights took {_NUMBER} ?GB"),
-    ("weights", rf"model weights take\s*{_NUMBER}\s*GiB"),
-    ("activation", rf"torch peak memory increase: {_NUMBER}\s*GiB"),
-    ("activation", rf"PyTorch activation peak memory(?: takes)?\s*{_NUMBER}\s*GiB"),
-    ("non_torch", rf"non-torch forward increase memory: {_NUMBER}\s*GiB"),
-    ("non_torch", rf"non_torch_memory(?: takes)?\s+{_NUMBER}\s*GiB"),
-    ("consumed", rf"total consumed \(from mem_get_info\): {_NUMBER}\s*GiB"),
+    ("weights", rf"model weights take{_GAP}{_NUMBER}{_GAP}GiB"),
+    ("activation", rf"torch peak memory increase: {_NUMBER}{_GAP}GiB"),
+    ("activation", rf"PyTorch activation peak memory(?: takes)?{_GAP}{_NUMBER}{_GAP}GiB"),
+    ("non_torch", rf"non-torch forward increase memory: {_NUMBER}{_GAP}GiB"),
+    ("non_torch", rf"non_torch_memory(?: takes)?[ \t]{{1,40}}{_NUMBER}{_GAP}GiB"),
+    ("consumed", rf"total consumed \(from mem_get_info\): {_NUMBER}{_GAP}GiB"),
     ("consumed", rf"Actual usage is {_NUMBER} GiB for consumed memory"),
     ("peak_with_graphs", rf"consumed memory \(weights \+ non-torch\), {_NUMBER} GiB for peak activation"),
-    ("non_kv", rf"Total non KV cache memory: {_NUMBER}\s*GiB"),
+    ("non_kv", rf"Total non KV cache memory: {_NUMBER}{_GAP}GiB"),
     ("graphs", rf"Estimated CUDA graph memory: {_NUMBER} GiB total"),
     ("graphs", rf"CUDA graph pool memory: [0-9.]+ GiB \(actual\), {_NUMBER} GiB \(estimated\)"),
     ("graphs_subtracted", r"(CUDA graph memory profiling is enabled)"),
     ("graphs_left", r"(CUDA graph memory profiling is disabled|CUDA graph memory profiling will be enabled by default)"),
     ("available", rf"Available KV cache memory: {_NUMBER} GiB"),
-    ("available", rf"available_kv_cache_memory\s*{_NUMBER}\s*GiB"),
-    ("available", rf"reserved for KV Cache is {_NUMBER}\s*GiB"),
+    ("available", rf"available_kv_cache_memory{_GAP}{_NUMBER}{_GAP}GiB"),
+    ("available", rf"reserved for KV Cache is {_NUMBER}{_GAP}GiB"),
     ("tokens", rf"GPU KV cache size: {_NUMBER} tokens"),
     ("concurrency", rf"Maximum concurrency for {_NUMBER} tokens per request: {_NUMBER}x"),
 ))
 ARGS = {"model": r"'model': '([^']+)'", "max_model_len": r"'max_model_len': (\d{1,18})\b",
-        "gpu_memory_utilization": r"'gpu_memory_utilization': ([0-9]{1,3}(?:\.[0-9]{0,12})?)(?![0-9.])",
+        "gpu_memory_utilization": r"'gpu_memory_utilization': ([0-9]{1,3}(?:\.[0-9]{0,12})?)(?![0-9.eE])",
         "tensor_parallel_size": r"'tensor_parallel_size': (\d{1,18})\b", "pipeline_parallel_size": r"'pipeline_parallel_size': (\d{1,18})\b",
         "kv_cache_dtype": r"'kv_cache_dtype': '([^']+)'", "quantization": r"'quantization': '([^']+)'",
         "max_num_seqs": r"'max_num_seqs': (\d{1,18})\b", "max_num_batched_tokens": r"'max_num_batched_tokens': (\d{1,18})\b",
         "block_size": r"'block_size': (\d{1,18})\b", "enforce_eager": r"'enforce_eager': (True|False)"}
+# The label of each line a reader is told is missing, to tell a line not printed from one printed with
+# a figure calc cannot read (a negative, an exponent, a run of digits past a float's precision).
+LABELS = {"weights": "Model loading took", "available": "Available KV cache memory", "tokens": "GPU KV cache size",
+          "concurrency": "Maximum concurrency for"}
 WANTED = {"weights": "Model loading took … GiB",
           "activation": "torch peak memory increase (a DEBUG line), or Actual usage is … for peak activation",
           "non_torch": "non-torch forward increase memory or total consumed (DEBUG lines), or Actual usage is … for consumed memory",
@@ -293,6 +304,8 @@ class Printed:
     concurrency_length: int = 0
     concurrency: float = 0.0
     derived: tuple[str, ...] = ()  # figures worked out from the lines printed, in words
+    unreadable: tuple[str, ...] = ()  # lines or arguments printed whose figure calc could not read
+    disagreeing: tuple[str, ...] = ()  # lines printed more than once with different figures
 
     def arg(self, name: str) -> str:
         return dict(self.args).get(name, "")
@@ -303,7 +316,7 @@ class Printed:
         found = {"weights": self.weights_gib, "activation": self.activation_gib, "non_torch": self.non_torch_gib,
                  "graphs": self.graphs_gib, "available": self.available_gib, "tokens": self.tokens,
                  "concurrency": self.concurrency}
-        return tuple(line for field, line in WANTED.items() if not found[field])
+        return tuple(line for field, line in WANTED.items() if not found[field] and line not in self.unreadable)
 
 
 PUBLISHED_LLMD_090 = Published(
@@ -334,8 +347,11 @@ def _figure(text: str) -> float:
     return float(text.replace(",", ""))
 
 
+@lru_cache(maxsize=4)
 def read(text: str) -> Printed:
-    """Every figure calc knows, from a log of any release; lines it does not know are passed over."""
+    """Every figure calc knows, from a log of any release; lines it does not know are passed over.
+    Every pattern runs in time linear in the text, so a paste of the largest size calc takes is read
+    in about a second."""
     if len(text) > LONGEST_LOG:
         raise ValueError(f"a start-up log of {grouped(len(text))} characters is past the {grouped(LONGEST_LOG)} "
                          f"calc reads; paste from the engine's start to its 'GPU KV cache size' line")
@@ -350,9 +366,12 @@ def read(text: str) -> Printed:
     values: dict[str, object] = {}
     if "version" in found:
         values["version"] = found["version"][0]
+    unreadable = []
     if "args" in found:
-        values["args"] = tuple((name, m.group(1)) for name, pattern in ARGS.items()
-                               if (m := re.search(pattern, found["args"][0])))
+        line = found["args"][0]
+        values["args"] = tuple((name, m.group(1)) for name, pattern in ARGS.items() if (m := re.search(pattern, line)))
+        read_args = dict(values["args"])
+        unreadable += [f"the argument {name}" for name in ARGS if f"'{name}':" in line and name not in read_args]
     for field, name in (("total", "total_gib"), ("utilisation", "utilisation"), ("weights", "weights_gib"),
                         ("activation", "activation_gib"), ("non_torch", "non_torch_gib"), ("consumed", "consumed_gib"),
                         ("non_kv", "non_kv_gib"), ("peak_with_graphs", "peak_with_graphs_gib"), ("graphs", "graphs_gib"),
@@ -371,7 +390,27 @@ def read(text: str) -> Printed:
         values["graphs_subtracted"] = True
     elif "graphs_left" in found:
         values["graphs_subtracted"] = False
+    unreadable += [WANTED[field] for field, label in LABELS.items() if field not in found and label in text]
+    values["unreadable"] = tuple(unreadable)
+    values["disagreeing"] = _disagreeing(text)
     return Printed(**values)
+
+
+def _disagreeing(text: str) -> tuple[str, ...]:
+    """The memory lines a log prints more than once (once per worker) with different figures: which
+    worker's line was read is then a choice the reader should know about."""
+    lines = []
+    for field in ("weights", "available", "tokens"):
+        seen = set()
+        for name, pattern in PATTERNS:
+            if name == field:
+                for i, match in enumerate(pattern.finditer(text)):
+                    seen.add(match.group(1))
+                    if i >= 64:
+                        break
+        if len(seen) > 1:
+            lines.append(WANTED[field])
+    return tuple(lines)
 
 
 def _worked_out(values: dict[str, object]) -> dict[str, object]:
@@ -384,14 +423,22 @@ def _worked_out(values: dict[str, object]) -> dict[str, object]:
     derived = []
     weights, consumed = values.get("weights_gib", 0.0), values.get("consumed_gib", 0.0)
     if not values.get("non_torch_gib") and weights and consumed:
-        found["non_torch_gib"] = round(consumed - weights, 2)
-        derived.append(f"non-torch is the consumed memory less the weights, {consumed:g} − {weights:g} GiB (with "
-                       f"the model runner's persistent buffers, which the model adds to it)")
+        if consumed > weights:
+            found["non_torch_gib"] = round(consumed - weights, 2)
+            derived.append(f"non-torch is the consumed memory less the weights, {consumed:g} − {weights:g} GiB (with "
+                           f"the model runner's persistent buffers, which the model adds to it)")
+        else:
+            derived.append(f"the consumed memory it printed, {consumed:g} GiB, is no more than its weights, {weights:g} "
+                           f"GiB: the log's figures contradict each other, so no non-torch figure is read")
     peak, graphs = values.get("peak_with_graphs_gib", 0.0), values.get("graphs_gib", 0.0)
     if not values.get("activation_gib") and peak:
-        found["activation_gib"] = round(peak - graphs, 2)
-        derived.append(f"the activation peak is the reported peak less the CUDA-graph estimate, {peak:g} − {graphs:g} GiB"
-                       if graphs else f"the activation peak is the reported peak, {peak:g} GiB (no graph estimate printed)")
+        if peak > graphs:
+            found["activation_gib"] = round(peak - graphs, 2)
+            derived.append(f"the activation peak is the reported peak less the CUDA-graph estimate, {peak:g} − {graphs:g} GiB"
+                           if graphs else f"the activation peak is the reported peak, {peak:g} GiB (no graph estimate printed)")
+        else:
+            derived.append(f"the peak activation it printed, {peak:g} GiB, is no more than its graph estimate, {graphs:g} "
+                           f"GiB: the log's figures contradict each other, so no activation figure is read")
     if derived:
         found["derived"] = tuple(derived)
     return found
@@ -477,9 +524,15 @@ def release_of(printed: Printed) -> tuple[Release, str]:
     version = printed.version
     if not version:
         return PINNED, f"the log names no release: read as vLLM {PINNED.version}"
-    parts = tuple(int(p) for p in re.findall(r"\d+", version)[:2])
+    parts = tuple(int(p) for p in re.findall(r"\d+", version)[:3])
+    pinned = tuple(int(p) for p in PINNED.version.split("."))
     if version in RELEASES:
         return RELEASES[version], ""
+    if parts == pinned:
+        return replace(PINNED, version=version), f"vLLM {version}, a build of {PINNED.version}: read with its rules"
+    if parts > pinned:
+        return replace(PINNED, version=version), (f"vLLM {version} is newer than any release calc has read: read with "
+                                                  f"{PINNED.version}'s rules, which it may have changed")
     if parts >= (0, 22):
         return replace(PINNED, version=version), (f"vLLM {version}, read with {PINNED.version}'s rules (calc has read "
                                                   f"the code of 0.21.0 and {PINNED.version}, not of the releases between)")
@@ -496,8 +549,15 @@ def compare(printed: Printed, card: Card, rules: Release | None = None) -> Readi
     rules of the release the log names (or those given)."""
     release, note = (rules, "") if rules else release_of(printed)
     notes = ([note] if note else []) + list(printed.derived)
-    name = printed.arg("model").lower()
-    known = MODELS.get(name) or MODELS.get(name.rstrip("/").split("/", 1)[-1]) if name else None
+    notes += [f"it printed {line} but calc could not read its figure" for line in printed.unreadable]
+    notes += [f"it printed {line} more than once, with different figures (one per worker?): the first is read"
+              for line in printed.disagreeing]
+    if printed.version and tuple(int(p) for p in re.findall(r"\d+", printed.version)[:2]) < V1_FIRST:
+        return Reading(printed, release, None, (), None, tuple(notes + [
+            f"vLLM {printed.version} ran the V0 engine, whose profile counted the CUDA context as non-torch memory "
+            f"and sized its cache in GPU blocks: calc sets V1 logs (0.8.0 and later) beside the model"]))
+    name = printed.arg("model").lower().rstrip("/")
+    known = _known_model(name) if name else None
     if not name:
         return Reading(printed, release, None, (), None, tuple(notes + [
             "the log names no model (its 'non-default args' line): paste from the engine's first lines"]))
@@ -551,6 +611,15 @@ def compare(printed: Printed, card: Card, rules: Release | None = None) -> Readi
         notes.append(f"the concurrency line is for {grouped(printed.concurrency_length)} tokens, "
                      f"max_model_len is {grouped(limit)}")
     return Reading(printed, release, model, terms, accounting, tuple(notes))
+
+
+def _known_model(name: str) -> tuple[Model, Precision | None] | None:
+    """The model a log's `model` argument names: a Hugging Face id, or a local path that ends in one's
+    name (`/models/meta-llama/Llama-3.1-8B-Instruct`, `/data/Llama-3.1-8B-Instruct`)."""
+    if name in MODELS:
+        return MODELS[name]
+    last = name.rsplit("/", 1)[-1]
+    return next((known for repo, known in MODELS.items() if repo.rsplit("/", 1)[-1] == last), None)
 
 
 def _refused_args(utilisation: float, limit: int, tensor: int, pipeline: int, block: int, model: Model) -> str:
