@@ -58,6 +58,17 @@ def dollars(value: float, unit: Unit = USD) -> str:
     return unit.show(value) + " USD"
 
 
+def _batch_worked(residents: float, cards: int, batch: int) -> str:
+    """The running batch's arithmetic: the residents its own step makes, shared over the cards. A step's
+    time is not quite monotone in the batch (measured kernels are not), so a smaller batch can need more
+    than it runs while this one needs less; the line then says so."""
+    needed = max(1, ceiling(residents / cards))
+    line = f"⌈{PLAIN.precise(residents)} ÷ {grouped(cards)}⌉ = {grouped(needed)}"
+    if needed == batch:
+        return line
+    return f"{line}; the least batch whose step leaves no more residents per card than it runs is {grouped(batch)}"
+
+
 def ceiling(value: float) -> int:
     """Whole cards: a count a hair over a whole number from rounding in the float is that number."""
     return math.ceil(round(value, 9))
@@ -393,8 +404,8 @@ def plan(stack: Stack) -> CapacityPlan:
         in_system=in_system, residents=residents, request_tokens=tokens, per_request=per_request,
         resident_cache=resident_cache, per_replica=per_replica, memory_gpus=memory,
         batch_cap=given(cap, COUNT, "the most sequences one card decodes within the ITL promise and its cache"),
-        batch=Result(batch, COUNT, formula="⌈resident requests ÷ load cards⌉, the residents at that batch's step",
-                     worked=f"⌈{PLAIN.precise(residents.value)} ÷ {grouped(load_value)}⌉ = {grouped(batch)}"),
+        batch=Result(batch, COUNT, formula="the least batch B with ⌈residents at B's step ÷ cards⌉ ≤ B",
+                     worked=_batch_worked(residents.value, cards, batch)),
         step=step, running_step=running, prefill=prefill, prefill_cards=prefill_cards, decode_cards=decode_cards, busy_cards=busy_cards,
         decode_as_flops=decode_as_flops, understated=understated,
         compute_gpus=compute, load=load, binding=binding, fleet=fleet, nodes=nodes, bought=bought,

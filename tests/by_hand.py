@@ -48,6 +48,19 @@ def gemm_share(tokens: float) -> float:
     return _log_interpolate(points, tokens)
 
 
+PEAK_FP8 = 1978.9e12  # H100 SXM dense fp8 (datasheet)
+
+
+def gemm_share_fp8(tokens: float) -> float:
+    """The same for per-tensor fp8 weights (W8A8): one byte a weight, bf16 activations in and out, the fp8
+    peak, against the fp8 kernel's measured times."""
+    width = sum(n + k for n, k in SHAPES)
+    def roofline(m: float) -> float:
+        return max((LAYER_PARAMS + 2 * m * width) / BANDWIDTH, 2 * m * LAYER_PARAMS / PEAK_FP8)
+    points = [(m, roofline(m) / t) for m, t in zip(measured_kernels.TOKENS, H100["gemm_fp8"])]
+    return _log_interpolate(points, tokens)
+
+
 def _shapes(config: dict) -> tuple[tuple[int, int], ...]:
     hidden, heads = config["hidden_size"], config["num_attention_heads"]
     head_dim = config.get("head_dim", hidden // heads)

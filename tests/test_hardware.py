@@ -118,7 +118,10 @@ def test_the_matrix_multiplies_cross_where_the_equation_says(hw):
     ridge = by_hand.achieved_compute() / by_hand.achieved_bandwidth()
     batch = ridge * READ_BF16 / (2 * MULTIPLIED)  # weights read once; two operations per parameter per sequence
     assert hw["rule"]["bf16"].batch.value == pytest.approx(batch)
-    assert hw["rule"]["int4"].batch.value < hw["rule"]["bf16"].batch.value < hw["rule"]["fp8"].batch.value
+    # fp8 doubles the peak, but vLLM's fp8 kernel reaches less of its roofline than the bf16 one, as measured
+    fp8_ridge = by_hand.gemm_share_fp8(2000) * by_hand.PEAK_FP8 / (by_hand.gemm_share_fp8(1) * by_hand.BANDWIDTH)
+    assert hw["rule"]["fp8"].ridge.value == pytest.approx(fp8_ridge)
+    assert hw["rule"]["int4"].batch.value < min(hw["rule"]["bf16"].batch.value, hw["rule"]["fp8"].batch.value)
 
 
 def test_prefill_is_compute_bound_only_past_the_ridge(hw):
