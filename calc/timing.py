@@ -141,6 +141,11 @@ class Step:
     def group(self, name: str) -> Group:
         return next(g for g in self.groups if g.name.startswith(name))
 
+    @property
+    def attention(self) -> Group:
+        """The prompt's causal attention (document 05 shows its fixed cost a layer)."""
+        return self.group("prefill attention")
+
 
 def prefill_step(stack: Stack, prompt: int) -> Step:
     """One prompt prefilled alone, in one step: its block matrices at `prompt` tokens, the LM head for

@@ -12,10 +12,14 @@ Its kernels, per GPU:
 - prefill attention: each chunk's causal operations at a measured share of the dense peak;
 - the norms, activation and embedding, which no table measures: their bytes at four fifths of the
   bandwidth plus 3 µs a call, the rule NVIDIA's aiconfigurator-core applies to them (its
-  systems/<card>.yaml, mem_bw_empirical_scaling_factor and mem_empirical_constant_latency), with 13.2 µs
-  a prefill-attention call for the rotary embedding and the cache write, as it adds;
-- the step's fixed cost: scheduling, sampling and launching under CUDA graphs, calibrated on a
-  published single-sequence measurement (`OVERHEAD_MEASURED`).
+  systems/<card>.yaml, mem_bw_empirical_scaling_factor and mem_empirical_constant_latency), and
+  13.2 µs a prefill-attention call beyond the attention kernel's own table, which is what
+  aiconfigurator's context-attention op (its source "mixed") adds on top of that table: its estimate
+  of a 2,000-token prompt's attention on the H100, 3.172 ms for 32 layers, against the table's
+  kernel read at that length (`ROTARY_AND_WRITE_S`; the rotary embedding and the cache write are the
+  work it stands for);
+- the step's fixed cost: scheduling, sampling and launching under CUDA graphs, the residual of a
+  published single-sequence ITL fit after the modelled kernels (`OVERHEAD_MEASURED`).
 
 The reader's calibration (calc.stack.Efficiency) scales the measured shares: 1 is the measurement.
 """
@@ -36,8 +40,9 @@ ELEMENTWISE_CALL_S = 3e-6
 ROTARY_AND_WRITE_S = 13.2e-6
 ELEMENTWISE_SOURCE = ("NVIDIA aiconfigurator-core 0.12.0: ops it has no table for take bytes ÷ (0.8 × bandwidth) + 3 µs "
                       "(systems/<card>.yaml, mem_bw_empirical_scaling_factor and mem_empirical_constant_latency); two "
-                      "add + RMSNorm and one SiLU·mul a layer, the embedding once a step, and 13.2 µs a prefill-attention "
-                      "call for the rotary embedding and the cache write")
+                      "add + RMSNorm and one SiLU·mul a layer, the embedding once a step; and 13.2 µs a prefill-attention "
+                      "call beyond the kernel's table, what its context-attention op (source 'mixed') adds: 3.172 ms for "
+                      "a 2,000-token prompt's 32 layers on the H100 against the table's kernel")
 # The fixed cost per step: a single sequence's inter-token latency, measured end to end, less the
 # kernels' time for that step. vLLM's blog fitted ITL = slope × input length + intercept over
 # prompts of 256 to 125,000 tokens at concurrency 1 (128 output tokens) on one H100 with FlashAttention 3.
