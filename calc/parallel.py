@@ -580,8 +580,13 @@ def pcie(stack: Stack, prompt: int) -> dict[str, object]:
     """The same all-reduces at tp 4 over a PCIe card's link: one decode token, and a prompt's prefill."""
     on = replace(stack, card=L40S)
     layers = stack.model.num_hidden_layers
-    return {"card": L40S, "link": achieved_link(on), "decode": all_reduces(on, 4, 1, layers),
-            "prefill": all_reduces(on, 4, prompt, layers), "nvlink_prefill": all_reduces(stack, 4, prompt, layers)}
+    prefill = all_reduces(on, 4, prompt, layers)
+    bus = prefill.traffic.value / prefill.each.value
+    return {"card": L40S, "one_way": one_way(L40S), "release": kernels.all_reduce_release(L40S) or "none",
+            "link": achieved_link(on), "decode": all_reduces(on, 4, 1, layers),
+            "prefill": prefill, "nvlink_prefill": all_reduces(stack, 4, prompt, layers),
+            "bus": Result(bus, GB_PER_S, formula="ring traffic per GPU ÷ the measured time",
+                          worked=f"{prefill.traffic.operand} ÷ {prefill.each.operand} = {GB_PER_S.precise(bus)}")}
 
 
 def bubble(stages: int, microbatches: int) -> Result:

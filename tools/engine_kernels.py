@@ -87,10 +87,13 @@ def all_reduce(data: Path) -> tuple[str, dict[int, tuple]]:
     """The newest release's all-reduce rows under CUDA graphs: {GPUs: ((elements, seconds), …)}; the
     table's message size counts bf16 elements."""
     folder = data / "comm" / "vllm"
-    version = max((p.name for p in folder.iterdir()), key=lambda v: tuple(int(x) for x in v.split(".")))
-    rows = [r for r in read_table(folder / version / "custom_allreduce_perf.parquet") if r["backend"] == ALL_REDUCE_BACKEND]
-    return version, {n: tuple(sorted((r["message_size"], r["latency"] / 1000) for r in rows if r["num_gpus"] == n))
-                     for n in sorted({r["num_gpus"] for r in rows})}
+    newest = max((p.name for p in folder.iterdir()), key=lambda v: tuple(int(x) for x in v.split(".")))
+    rows = [r for r in read_table(folder / newest / "custom_allreduce_perf.parquet") if r["backend"] == ALL_REDUCE_BACKEND]
+    # The release the rows were measured with, which a folder may file under a later name (a copy).
+    measured_with = {r["version"] for r in rows}
+    assert len(measured_with) == 1, f"{folder / newest}: rows of several releases, {sorted(measured_with)}"
+    return measured_with.pop(), {n: tuple(sorted((r["message_size"], r["latency"] / 1000) for r in rows if r["num_gpus"] == n))
+                                 for n in sorted({r["num_gpus"] for r in rows})}
 
 
 def measure(package: Path, system: str, version: str) -> dict:
