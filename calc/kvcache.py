@@ -10,7 +10,7 @@ from .kvshape import bytes_per_token
 from .models import Model
 from .precision import FP8, Precision, weight_bytes
 from .engine import memory
-from .engine.memory import Accounting
+from .engine.memory import Accounting, Rungs
 from .stack import Stack
 from .units import (COUNT, FRACTION, GIB_HELD, KIB_HELD, PERCENT, RATIO, TIMES, TOKENS, Result, GiB, floor_count, given,
                     grouped, plain)
@@ -83,7 +83,7 @@ def bytes_paged(per_token: Result, tokens: int, block_size: int) -> Result:
 
 
 @dataclass(frozen=True)
-class Ladder:
+class Ladder(Rungs):
     """Document 06's ladder: the engine's accounting of one GPU (calc.engine.memory), then the users
     its cache holds, worst case and paged."""
 
@@ -96,67 +96,6 @@ class Ladder:
     per_user_paged: Result
     users_paged: Result
     paging_gain: Result
-
-    @property
-    def capacity(self) -> Result:
-        return self.accounting.total
-
-    @property
-    def pool(self) -> Result:
-        return self.accounting.pool
-
-    @property
-    def weights(self) -> Result:
-        return self.accounting.weights
-
-    @property
-    def activation(self) -> Result:
-        return self.accounting.activation
-
-    @property
-    def non_torch(self) -> Result:
-        return self.accounting.non_torch
-
-    @property
-    def runner_state(self) -> Result:
-        return self.accounting.runner_state
-
-    @property
-    def consumed(self) -> Result:
-        return self.accounting.consumed
-
-    @property
-    def graphs(self) -> Result:
-        return self.accounting.graphs
-
-    @property
-    def reserve(self) -> Result:
-        return self.accounting.reserve
-
-    @property
-    def kv_budget(self) -> Result:
-        return self.accounting.available
-
-    @property
-    def per_token(self) -> Result:
-        return self.accounting.per_token
-
-    @property
-    def token_capacity(self) -> Result:
-        return self.accounting.tokens
-
-    @property
-    def concurrency(self) -> Result:
-        return self.accounting.concurrency
-
-    @property
-    def utilisation(self) -> Result:
-        return self.accounting.utilisation
-
-    @property
-    def held_back(self) -> Result:
-        """What the utilisation keeps from the engine: the CUDA context, NCCL, cuBLAS, fragmentation."""
-        return self.accounting.headroom
 
     @property
     def weights_fit(self) -> bool:

@@ -81,7 +81,7 @@ def remainder(pool: Result, weights: Result, reserve: Result) -> Result:
 
 
 @dataclass(frozen=True)
-class Plan:
+class Plan(memory.Rungs):
     """One model split tp × pp ways: the ladder of one GPU, and what the group and a node admit."""
 
     stack: Stack
@@ -97,30 +97,6 @@ class Plan:
     tokens_per_user: Result
     users_worst: Result
     users_paged: Result
-
-    @property
-    def pool(self) -> Result:
-        return self.accounting.pool
-
-    @property
-    def weights(self) -> Result:
-        return self.accounting.weights
-
-    @property
-    def reserve(self) -> Result:
-        return self.accounting.reserve
-
-    @property
-    def kv_budget(self) -> Result:
-        return self.accounting.available
-
-    @property
-    def per_token(self) -> Result:
-        return self.accounting.per_token
-
-    @property
-    def token_capacity(self) -> Result:
-        return self.accounting.tokens
 
     @property
     def model(self) -> Model:

@@ -82,8 +82,10 @@ def _names(value: Any) -> list[str]:
     if isinstance(value, Mapping):
         return [str(k) for k in value]
     if dataclasses.is_dataclass(value):
-        props = [n for n, a in vars(type(value)).items() if isinstance(a, (property, cached_property))]
-        return [f.name for f in dataclasses.fields(value)] + props
+        # Properties a class inherits (calc.engine.memory.Rungs) count too, the base's first.
+        props = [n for cls in reversed(type(value).__mro__) for n, a in vars(cls).items()
+                 if isinstance(a, (property, cached_property))]
+        return [f.name for f in dataclasses.fields(value)] + list(dict.fromkeys(props))
     return []
 
 

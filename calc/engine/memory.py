@@ -161,6 +161,74 @@ class Accounting:
                 *((summary,) if self.release.summary_at_info else ()))
 
 
+class Rungs:
+    """The ladder's rungs read off an `accounting`, by the names the pages use, for every object that
+    climbs one (document 06's ladder, a split's plan on one GPU)."""
+
+    accounting: Accounting
+
+    @property
+    def capacity(self) -> Result:
+        return self.accounting.total
+
+    @property
+    def pool(self) -> Result:
+        return self.accounting.pool
+
+    @property
+    def weights(self) -> Result:
+        return self.accounting.weights
+
+    @property
+    def activation(self) -> Result:
+        return self.accounting.activation
+
+    @property
+    def non_torch(self) -> Result:
+        return self.accounting.non_torch
+
+    @property
+    def runner_state(self) -> Result:
+        return self.accounting.runner_state
+
+    @property
+    def consumed(self) -> Result:
+        return self.accounting.consumed
+
+    @property
+    def graphs(self) -> Result:
+        return self.accounting.graphs
+
+    @property
+    def reserve(self) -> Result:
+        return self.accounting.reserve
+
+    @property
+    def kv_budget(self) -> Result:
+        return self.accounting.available
+
+    @property
+    def per_token(self) -> Result:
+        return self.accounting.per_token
+
+    @property
+    def token_capacity(self) -> Result:
+        return self.accounting.tokens
+
+    @property
+    def concurrency(self) -> Result:
+        return self.accounting.concurrency
+
+    @property
+    def utilisation(self) -> Result:
+        return self.accounting.utilisation
+
+    @property
+    def held_back(self) -> Result:
+        """What the utilisation keeps from the engine: the CUDA context, NCCL, cuBLAS, fragmentation."""
+        return self.accounting.headroom
+
+
 def _subtractable(terms: list[Result], value: float) -> list[str]:
     """The terms as printed when they subtract by hand to the result as printed; precisely otherwise."""
     rounded = [round(t.value / GiB, 2) for t in terms]
