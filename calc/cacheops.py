@@ -11,10 +11,9 @@ with the page each was read from.
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 
-from . import kvcache, operations, timing
-from .roofline import weights_read
+from . import kvcache, timing
 from .stack import Stack
 from .units import (COUNT, GB_MOVED, GB_PER_S_FINE, GIB_HELD, MS, PERCENT, RATIO, SHARE, TOKENS, TOKENS_FINE, Result, Unit,
                     given, grouped, plain)

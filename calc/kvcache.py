@@ -8,12 +8,11 @@ from dataclasses import dataclass, replace
 
 from .kvshape import bytes_per_token
 from .models import Model
-from .precision import FP8, Precision, weight_bytes
+from .precision import FP8, weight_bytes
 from .engine import memory
 from .engine.memory import Accounting, Rungs
 from .stack import Stack
-from .units import (COUNT, FRACTION, GIB_HELD, KIB_HELD, PERCENT, RATIO, TIMES, TOKENS, Result, GiB, floor_count, given,
-                    grouped, plain)
+from .units import (COUNT, GIB_HELD, PERCENT, RATIO, TIMES, TOKENS, Result, floor_count, grouped, plain)
 
 
 

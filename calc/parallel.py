@@ -25,7 +25,7 @@ from .models import DEEPSEEK_V3, LLAMA_3_1_405B, LLAMA_3_1_70B, MIXTRAL_8X7B, Mo
 from .precision import BF16, FP8, PRECISIONS, Precision, weight_bytes
 from .engine import kernels
 from .stack import MEASURED, Stack
-from .units import (BYTES, COUNT, GB_MOVED, GB_PER_S, GFLOP, GIB_HELD, KIB_HELD, MICROSECONDS, MS, PERCENT, RATIO,
+from .units import (BYTES, COUNT, GB_MOVED, GB_PER_S, GIB_HELD, MICROSECONDS, MS, PERCENT, RATIO,
                     RATIO_FINE, SHARE, TIMES, TOKENS_PER_S, GiB, Result, given, grouped, plain)
 
 NODE_GPUS = 8  # GPUs one server joins by NVLink (HGX H100, H200, B200) or on one PCIe fabric

@@ -437,7 +437,7 @@ def sensitivity(change: str, stack: Stack) -> Sensitivity:
 
 def sensitivities(stack: Stack) -> dict[str, Sensitivity]:
     """What would change the answer: the moves a forecast, a price or the stack plausibly makes."""
-    traffic, price = stack.traffic, stack.price
+    traffic = stack.traffic
     return {
         "long_prompts": sensitivity(f"prompts double (p50 {grouped(2 * traffic.prompt_p50)} tokens, p95 with it)",
                                     replace(stack, traffic=replace(traffic, prompt_p50=2 * traffic.prompt_p50,
@@ -478,7 +478,7 @@ def gpus_against_rate(stack: Stack) -> dict:
     """GPUs each path needs, and the fleet, against request rate, up to twice the forecast; with the
     forecast marked. The batch a fleet runs moves with the rate, so every point is a plan of its
     own. Curves, and the rows of the chart's table."""
-    traffic, headroom = stack.traffic, stack.headroom
+    traffic = stack.traffic
     top = 2 * traffic.requests_per_s
     rates = [top * i / RATE_STEPS for i in range(1, RATE_STEPS + 1)]
     plans = [plan(replace(stack, traffic=replace(traffic, requests_per_s=r))) for r in rates]

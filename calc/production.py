@@ -16,7 +16,7 @@ from .launch import VERIFY_ARGS
 from .simulation import RATE, Outcome, Sweep, closed_form, sweep, sweep_until
 from .stack import Stack
 from .timing import prefill_time
-from .units import COUNT, GB, GB_MOVED, MS, PERCENT, RATIO, SECONDS, TOKENS, TOKENS_PER_S, Result, Unit, given, grouped, plain
+from .units import COUNT, GB, MS, PERCENT, RATIO, SECONDS, TOKENS, TOKENS_PER_S, Result, Unit, given, grouped, plain
 
 USD = Unit("USD", 1, "USD", 2)
 USD_PER_M = Unit("USD/M", 1, "USD per million tokens", 2, significant=2)  # a low price still shows its digits

@@ -8,9 +8,9 @@ from dataclasses import dataclass, replace
 from . import formats, kvcache, roofline
 from .cards import CARDS, Card
 from .models import LLAMA_3_1_70B
-from .precision import BF16, FP8, INT4, KV_PRECISIONS, PRECISIONS, Precision, weight_bytes
+from .precision import BF16, FP8, INT4, KV_PRECISIONS, PRECISIONS, weight_bytes
 from .stack import Stack
-from .units import GIB_HELD, MS, RATIO, RATIO_FINE, Result, given, grouped, plain
+from .units import GIB_HELD, RATIO, RATIO_FINE, Result, given, grouped, plain
 
 FP4_CARDS = {"b200": "NVIDIA HGX B200 datasheet: FP4 Tensor Core (NVFP4 and MXFP4), Blackwell's fifth-generation tensor cores"}
 FNUZ_CARDS = {"mi300x": "AMD CDNA 3 (MI300X): fp8 in the FNUZ encodings, PyTorch's float8_e4m3fnuz and float8_e5m2fnuz"}

@@ -44,13 +44,12 @@ from dataclasses import dataclass, replace
 from functools import lru_cache
 from typing import Callable
 
-from . import kvcache, operations, progress
-from .roofline import weights_read
+from . import kvcache, progress
 from .stack import Pricing, Stack, Traffic
 from .engine import steptime
 from .engine.release import PINNED
 from .timing import prefill_time, timed
-from .units import COUNT, MS, PERCENT, SECONDS, TOKENS, TOKENS_PER_S, Result, Unit, given, grouped
+from .units import COUNT, MS, PERCENT, TOKENS, Result, Unit, given, grouped
 
 RATE = Unit("req/s", 1, "req/s", 2)
 

@@ -11,7 +11,6 @@ import hashlib
 import json
 import shutil
 import subprocess
-import tempfile
 from pathlib import Path
 
 from calc import token_counts

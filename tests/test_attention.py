@@ -9,7 +9,6 @@ import pytest
 
 import by_hand
 from arithmetic import check
-from calc import attention
 from calc.anatomy import count_parameters
 from calc.calculators import ATTENTION, CAPACITY
 from calc.facts import facts

@@ -16,7 +16,6 @@ import build
 from arithmetic import check
 from calc.calculators import CALCULATORS, CAPACITY, PHASES
 from calc.fields import CUSTOM, ChoiceField, NumberField, TextField
-from calc import timing
 from calc.facts import facts
 from calc.models import CATALOGUE, LLAMA_3_1_8B_CONFIG
 from calc.present import leaves

@@ -15,11 +15,10 @@ from playwright.sync_api import expect
 from arithmetic import check
 from calc import planning
 from calc.calculators import PLANNING
-from calc.cards import H100_SXM
 from calc.facts import facts
 from calc.models import LLAMA_3_1_70B_CONFIG, LLAMA_3_1_8B as M, LLAMA_3_1_8B_CONFIG
 from calc.present import leaves
-from calc.units import GiB, Result
+from calc.units import Result
 from conftest import Calculator, booted_page
 
 import by_hand as hand_model

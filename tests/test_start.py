@@ -225,7 +225,7 @@ def test_the_calculator_follows_cpython(start_page, inputs):
     assert "start.fleet.per_million" in shown
     expected = START.run({**START.defaults, **inputs}, None, list(shown), [], False)
     assert shown == {ref: text for ref, (text, _) in expected["refs"].items()}
-    text = page.text_content(f"[data-live~=start]")
+    text = page.text_content("[data-live~=start]")
     assert not re.search(r"(?<![\d.,])1 (GPUs|sequences)\b", text), "a count of one reads in the singular"
     assert not any(word in text for word in ("NaN", "Infinity", "undefined", "Traceback"))
     CALC.set(page, **{name: START.defaults[name] for name in inputs})
