@@ -171,9 +171,7 @@ def kernels_measured(stack: Stack) -> dict[str, object]:
 def fp8_measured(stack: Stack) -> dict[str, object]:
     """What fp8 weights (W8A8) buy on this card as measured: the fp8 matrix multiplies' shares of their
     own roofline, and the step and prefill against bf16 weights."""
-    from dataclasses import replace
     from .engine import kernels
-    from .precision import BF16, FP8
     traffic = stack.traffic
     context = traffic.prompt_p50 + traffic.output_p50 // 2
     bf16, fp8 = replace(stack, weight_precision=BF16), replace(stack, weight_precision=FP8)
