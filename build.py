@@ -24,8 +24,8 @@ from jinja2 import Environment, FileSystemLoader, StrictUndefined, select_autoes
 from markupsafe import Markup
 
 from calc.facts import facts
-from calc.present import figure, leaves, resolve, show
-from calc.units import Result
+from calc.core.present import figure, leaves, resolve, show
+from calc.core.units import Result
 from runbook import components
 from runbook.catalogue import Catalogue, read_catalogue
 from runbook.compute import compute, derived_numbers

@@ -13,9 +13,9 @@ from typing import Any, Callable, Mapping
 
 from .facts import Facts, facts
 from .fields import CUSTOM, PASTED, Field, InputError, parse_config
-from .models import Model
-from .present import BadFilter, UnknownFact, figure
-from .stack import REFERENCE, Stack
+from .specs.models import Model
+from .core.present import BadFilter, UnknownFact, figure
+from .specs.stack import REFERENCE, Stack
 
 Check = Callable[[Mapping[str, Any]], dict[str, str]]
 

@@ -6,21 +6,23 @@ import json
 from dataclasses import replace
 from typing import Any, Mapping
 
-from . import kvcache, progress, timing
-from .anatomy import itemised
+from .engine import kvcache, timing
+from .core import progress
+from .model.anatomy import itemised
 from .calculator import Calculator
 from .facts import Facts, facts
-from .fields import (ALL_REDUCE_LATENCY, ALL_REDUCE_TIMING, PARALLEL_BATCH, PARALLEL_LIMIT, PARALLEL_MODEL, PIPELINE, RING, TENSOR)
-from .fields import (CUSTOM, PASTED, COMMAND, TOKEN_BUDGET, ATTENTION_LIMIT, ATTENTION_SETTING, BANDWIDTH_SCALE, BATCH, BLOCK_SIZE, CARD, CHARACTERS,
-                     CONTEXT_LIMIT, CONVERSATION, HEAD_DIM, HELD, HIGH_FREQ, HIT_RATE, KV, LINK, LOW_FREQ, COMPUTE_SCALE, MODEL,
-                     NUMBER, ORIGINAL, OUTPUT, PREFIX, PROMPT, REACH, ROPE_FACTOR, ROPE_THETA, ROPE_TYPE, SPREAD, TEXT_KIND,
-                     UTILISATION, WEIGHTS, NumberField, beyond_positions)
+from .fields import (ALL_REDUCE_LATENCY, ALL_REDUCE_TIMING, PARALLEL_BATCH, PARALLEL_LIMIT, PARALLEL_MODEL, PIPELINE,
+    RING, TENSOR)
+from .fields import (CUSTOM, PASTED, COMMAND, TOKEN_BUDGET, ATTENTION_LIMIT, ATTENTION_SETTING, BANDWIDTH_SCALE,
+    BATCH, BLOCK_SIZE, CARD, CHARACTERS, CONTEXT_LIMIT, CONVERSATION, HEAD_DIM, HELD, HIGH_FREQ, HIT_RATE, KV, LINK,
+    LOW_FREQ, COMPUTE_SCALE, MODEL, NUMBER, ORIGINAL, OUTPUT, PREFIX, PROMPT, REACH, ROPE_FACTOR, ROPE_THETA,
+    ROPE_TYPE, SPREAD, TEXT_KIND, UTILISATION, WEIGHTS, NumberField, beyond_positions)
 from .fields import ACCEPTANCE, DRAFTED, DRAFTER, LOGITS, MIN_P, SEED, SPEC_BATCH, TARGET, TEMPERATURE, TOP_K, TOP_P
 from .fields import AVERAGE_LOAD, BUSIEST, ITL, OUTPUT_P50, PRICE, PROMPT_P50, PROMPT_P95, RATE, SPARES, TTFT
 from .fields import LOG_CARD, OUTPUT_P95, STARTUP_LOG, STEP_TOKENS, STREAM_SEED
-from .roofline import cache_share_curves, chart_rows
-from .stack import REFERENCE, Stack
-from .units import MS, PERCENT, grouped
+from .model.roofline import cache_share_curves, chart_rows
+from .specs.stack import REFERENCE, Stack
+from .core.units import MS, PERCENT, grouped
 
 
 def conversation_within_limit(parsed: Mapping[str, Any]) -> dict[str, str]:
@@ -207,7 +209,7 @@ def request_fits(parsed: Mapping[str, Any]) -> dict[str, str]:
     stack = stack_of(parsed, JOURNEY_FIELDS)
     if stack is None:
         return {}
-    from . import journey
+    from .documents import journey
     problem = journey.fits(stack, parsed["prompt"], parsed["output"])
     return {"prompt": problem} if problem else {}
 
@@ -215,7 +217,7 @@ def request_fits(parsed: Mapping[str, Any]) -> dict[str, str]:
 def journey_shares(namespace: Facts) -> dict:
     """Each phase's share of the wall clock against output length, and the rows of its data table."""
     stack = namespace.stack
-    from . import journey
+    from .documents import journey
     curves = journey.share_curves(stack, stack.workload.prompt)
     return {"curves": curves, "rows": chart_rows(curves, 1, "%")}
 
@@ -231,7 +233,7 @@ JOURNEY = Calculator(
 )
 
 def _roofline(namespace: Facts) -> dict:
-    from . import hardware
+    from .documents import hardware
     return hardware.roofline_curves(namespace)
 
 
@@ -252,7 +254,7 @@ HARDWARE = Calculator(
 
 def vocabulary_share(namespace: Facts) -> dict:
     """The embedding and head's share of the model's parameters against vocabulary size."""
-    from .tokens import vocabulary_share_curves
+    from .documents.tokens import vocabulary_share_curves
     curves = vocabulary_share_curves(namespace.stack.model)
     return {"curves": curves, "rows": chart_rows(curves, 1, "%")}
 
@@ -265,7 +267,7 @@ def prompt_fits(parsed: Mapping[str, Any]) -> dict[str, str]:
     stack = stack_of(parsed, TOKENS_FIELDS)
     if stack is None:
         return {}
-    from .tokens import samples, tokens_for_characters
+    from .documents.tokens import samples, tokens_for_characters
     count = tokens_for_characters(stack.text.characters, samples()[stack.text.kind])
     beyond = beyond_positions(stack.model, int(count.value))
     return {"characters": f"that is about {count} at this rate; {beyond}"} if beyond else {}
@@ -287,7 +289,7 @@ TOKENS = Calculator(
 
 def anatomy_shares(namespace: Facts) -> dict:
     """Each part's share of the parameters held and of those one token multiplies."""
-    from . import forward
+    from .model import forward
     return forward.share_curves(namespace.stack.model)
 
 
@@ -303,7 +305,7 @@ ANATOMY = Calculator(
 
 def attention_dial(namespace: Facts) -> dict:
     """Cache per user against tokens held, one curve per setting of the dial, and the table's rows."""
-    from .attention import curves
+    from .documents.attention import curves
     drawn = curves(namespace.stack)
     return {"curves": drawn, "rows": chart_rows(drawn, 2, " GiB")}
 
@@ -327,7 +329,7 @@ def frequency_factors_in_order(parsed: Mapping[str, Any]) -> dict[str, str]:
 
 def rope_wavelengths(namespace: Facts) -> dict:
     """Every RoPE pair's wavelength before and after the model's scaling rule, and the two lengths marked."""
-    from .position import wavelength_curves
+    from .documents.position import wavelength_curves
     curves = wavelength_curves(namespace.stack)
     rows = [[str(x)] + [f"{curve['y'][i]:,.0f}" for curve in curves[:2]] for i, x in enumerate(curves[0]["x"])] if curves else []
     return {"curves": curves, "rows": rows}
@@ -350,7 +352,7 @@ NUMBER_FORMATS = Calculator(
 
 def precision_grid(namespace: Facts) -> dict:
     """Users and the decode floor at every weight × cache precision, for the chosen model and card."""
-    from .quantisation import curves, rows
+    from .documents.quantisation import curves, rows
     drawn = curves(namespace.stack)
     return {"curves": drawn, "rows": rows(drawn)}
 
@@ -391,7 +393,7 @@ def lengths_fit(parsed: Mapping[str, Any]) -> dict[str, str]:
 
 def swap_vs_recompute(namespace: Facts) -> dict:
     """Swap and recompute times against tokens held, with the break-even marked where there is one."""
-    from .cacheops import swap_curves
+    from .engine.cacheops import swap_curves
     return swap_curves(namespace.stack)
 
 
@@ -424,7 +426,7 @@ def split_is_possible(parsed: Mapping[str, Any]) -> dict[str, str]:
     stack = stack_of(parsed, (PARALLEL_MODEL, TENSOR, PIPELINE))
     if stack is None:
         return {}
-    from .parallel import refusal
+    from .engine.parallel import refusal
     problem = refusal(stack.parallel.model, stack.parallel.tensor, stack.parallel.pipeline)
     if not problem:
         return {}
@@ -447,7 +449,7 @@ def split_serves(parsed: Mapping[str, Any]) -> dict[str, str]:
     stack = stack_of(parsed, PARALLEL_FIELDS)
     if stack is None or errors or not parsed["batch"]:
         return errors
-    from .parallel import plan, refusal, sharded
+    from .engine.parallel import plan, refusal, sharded
     if refusal(stack.parallel.model, stack.parallel.tensor, stack.parallel.pipeline):
         return errors
     split = plan(sharded(stack), stack.parallel.tensor, stack.parallel.pipeline)
@@ -460,7 +462,7 @@ def split_serves(parsed: Mapping[str, Any]) -> dict[str, str]:
 
 def tp_scaling(namespace: Facts) -> dict:
     """Users and step time against the tensor-parallel degree, for the calculator's model and card."""
-    from .parallel import curves
+    from .engine.parallel import curves
     return curves(namespace.stack)
 
 
@@ -478,7 +480,7 @@ PLANNING_FIELDS = (RATE, PROMPT_P50, PROMPT_P95, OUTPUT_P50, TTFT, ITL, MODEL, C
 
 
 def plan_possible(parsed: Mapping[str, Any]) -> dict[str, str]:
-    """Document 14 plans one replica per card: calc.planning.why_not says when it cannot."""
+    """Document 14 plans one replica per card: calc.documents.planning.why_not says when it cannot."""
     if {"prompt_p50", "prompt_p95"} <= parsed.keys() and parsed["prompt_p95"] < parsed["prompt_p50"]:
         return {"prompt_p95": f"Prompt p95 is below the p50 ({parsed['prompt_p50']:,} tokens): a percentile "
                               f"cannot fall as it rises"}
@@ -491,12 +493,12 @@ def plan_possible(parsed: Mapping[str, Any]) -> dict[str, str]:
     beyond = beyond_positions(stack.model, stack.context_limit)
     if beyond:
         return {"context_limit": f"{beyond}; the engine refuses a --max-model-len of {stack.context_limit:,}"}
-    from . import planning
+    from .documents import planning
     return planning.why_not(stack)
 
 
 def gpus_vs_rate(namespace: Facts) -> dict:
-    from .planning import gpus_against_rate
+    from .documents.planning import gpus_against_rate
     return gpus_against_rate(namespace.stack)
 
 
@@ -511,7 +513,7 @@ PLANNING = Calculator(
 
 def users_vs_utilisation(namespace: Facts) -> dict:
     """Users a launch line admits against --gpu-memory-utilization, and the rows of its data table."""
-    from .launch import utilisation_curve
+    from .engine.launch import utilisation_curve
     curves = utilisation_curve(namespace.stack)
     rows = [[f"{x:.2f}"] + [grouped(curve["y"][i]) for curve in curves] for i, x in enumerate(curves[0]["x"])]
     return {"curves": curves, "rows": rows}
@@ -534,7 +536,7 @@ STARTUP = Calculator(
 
 def sampling_filters(namespace: Facts) -> dict:
     """The candidates' probabilities after each step of the sampler, and the rows of its table."""
-    from .sampling import chart, sample
+    from .engine.sampling import chart, sample
     return chart(sample(namespace.stack.sampling))
 
 
@@ -548,13 +550,13 @@ SAMPLING = Calculator(
 
 def speculative_speedup(namespace: Facts) -> dict:
     """Speedup against γ for several acceptance rates, at the chosen drafter's cost."""
-    from .speculative import gamma_curves
+    from .engine.speculative import gamma_curves
     return gamma_curves(namespace["speculative"]["run"])
 
 
 def speculative_batch(namespace: Facts) -> dict:
     """Speedup against batch on the time model, beside the rule that ignores the batch."""
-    from .speculative import batch_curves
+    from .engine.speculative import batch_curves
     return batch_curves(namespace["speculative"]["run"])
 
 
@@ -571,8 +573,8 @@ def batch_fits_the_cache(parsed: Mapping[str, Any]) -> dict[str, str]:
     """The batch verified together must fit the cache at the tokens each sequence holds (drafts
     included), beside the drafter's weights and cache when it holds them: the refusal starts where
     the speculative scan ends."""
-    from .simulation import scheduler_caps
-    from .speculative import DRAFTERS, admitted_batch, draft_weight_bytes, scheduled_batch
+    from .engine.simulation import scheduler_caps
+    from .engine.speculative import DRAFTERS, admitted_batch, draft_weight_bytes, scheduled_batch
     stack = stack_of(parsed, (TARGET, CARD, WEIGHTS))
     if stack is None or not {"held", "drafted", "spec_batch", "drafter"} <= parsed.keys():
         return {}
@@ -696,7 +698,7 @@ def promise_can_be_kept(parsed: Mapping[str, Any]) -> dict[str, str]:
 
 def latency_vs_rate(namespace: Facts) -> dict:
     """p95 TTFT and ITL, throughput and goodput against request rate, from the simulated stream."""
-    from .production import latency_curves
+    from .documents.production import latency_curves
     return latency_curves(namespace.stack)
 
 
@@ -733,18 +735,18 @@ def request_runs(parsed: Mapping[str, Any]) -> dict[str, str]:
     beyond = beyond_positions(stack.model, stack.context_limit)
     if beyond:
         return {"context_limit": f"{beyond}; the engine refuses a --max-model-len of {stack.context_limit:,}"}
-    from .start import one_card_problem
+    from .documents.start import one_card_problem
     problem = one_card_problem(stack)
     if problem:
         return problem
-    from . import journey
+    from .documents import journey
     problem = journey.fits(stack, parsed["prompt"], parsed["output"])
     return {"prompt": problem} if problem else {}
 
 
 def start_load(namespace: Facts) -> dict:
     """Each phase's card load, whole GPUs and $ per M tokens at request rates around the stack's own."""
-    from .start import load_curves, load_rows
+    from .documents.start import load_curves, load_rows
     curves = load_curves(namespace.stack)
     return {"curves": curves, "rows": load_rows(curves)}
 
@@ -765,7 +767,7 @@ CALCULATORS: dict[str, Calculator] = {c.name: c for c in (CAPACITY, PHASES, JOUR
 
 def run_json(request: str, listener: progress.Listener | None = None) -> str:
     """The browser's entry point: a JSON request in, a JSON answer out; `listener(done, total, what)`
-    hears a long computation's progress as it runs (calc.progress)."""
+    hears a long computation's progress as it runs (calc.core.progress)."""
     try:
         asked = json.loads(request)
         chosen = CALCULATORS.get(asked.get("calculator", ""))

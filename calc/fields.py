@@ -12,12 +12,12 @@ import re
 from dataclasses import dataclass, replace
 from typing import Any, Callable
 
-from .cards import CARDS
-from .echo import excerpt, hidden_characters, visible
-from .models import ATTENTION_MODELS, CATALOGUE, ConfigError, Model
-from .precision import KV_PRECISIONS, PRECISIONS
-from .stack import Stack
-from .units import grouped
+from .specs.cards import CARDS
+from .core.echo import excerpt, hidden_characters, visible
+from .specs.models import ATTENTION_MODELS, CATALOGUE, ConfigError, Model
+from .specs.precision import KV_PRECISIONS, PRECISIONS
+from .specs.stack import Stack
+from .core.units import grouped
 
 CUSTOM = "custom"
 PASTED = "pasted model"  # where a calculator's cross-field checks find the model read from a pasted config
@@ -326,7 +326,7 @@ def _number(value: float) -> str:
 
 
 def _attention_choice(stack: Stack, key: str) -> Stack:
-    from .attention import chosen_model
+    from .documents.attention import chosen_model
     return replace(stack, model=chosen_model(key)) if key != CUSTOM else stack
 
 
@@ -350,9 +350,9 @@ ATTENTION_LIMIT = replace(CONTEXT_LIMIT, apply=_attention_limit)
 
 # Document 08: RoPE's base, the head's width, the scaling rule and the context priced.
 def _rope(change):
-    """An apply that edits the model's RoPE through calc.position, turning its refusals into messages."""
+    """An apply that edits the model's RoPE through calc.documents.position, turning its refusals into messages."""
     def apply(stack: Stack, value: Any) -> Stack:
-        from . import position
+        from .documents import position
         try:
             return replace(stack, model=change(position, stack.model, value))
         except position.UnsupportedScaling as err:
@@ -366,7 +366,7 @@ def _rule_field(name: str):
 
 def _rule_value(name: str) -> Callable[[Stack], float]:
     def current(stack: Stack) -> float:
-        from . import position
+        from .documents import position
         return getattr(position.editable_rule(stack.model), name)
     return current
 
@@ -398,7 +398,7 @@ ORIGINAL = NumberField("original", "Original length", 1, 10_000_000, True, "toke
                        current=_rule_value("original"), apply=_rule_field("original"),
                        hint="original_max_position_embeddings")
 def _store_number(stack: Stack, value: float) -> Stack:
-    from .quantisation import with_number
+    from .documents.quantisation import with_number
     return with_number(stack, value)
 
 
@@ -410,7 +410,7 @@ REACH = NumberField("context", "Context", 1, 10_000_000, True, "tokens",
                     apply=lambda s, v: replace(s, reach=v), hint="priced on the reference card")
 
 
-# Document 10: the block size and the cache-operations assumptions (calc.stack.CacheOps).
+# Document 10: the block size and the cache-operations assumptions (calc.specs.stack.CacheOps).
 def _cache(name: str, scale: float = 1):
     def apply(stack: Stack, value: float) -> Stack:
         return replace(stack, cache=replace(stack.cache, **{name: value / scale if scale != 1 else value}))
@@ -430,7 +430,7 @@ LINK = NumberField("link", "Host link achieved", 1, 100, False, "%", places=0,
                    hint="share of the PCIe rate a copy reaches")
 
 
-# Document 14: the forecast, the promise and how a load becomes a fleet (calc.stack Traffic,
+# Document 14: the forecast, the promise and how a load becomes a fleet (calc.specs.stack Traffic,
 # Promise, Headroom, Pricing).
 def _traffic(name: str):
     return lambda stack, value: replace(stack, traffic=replace(stack.traffic, **{name: value}))
@@ -465,7 +465,7 @@ PRICE = NumberField("price", "Price", 0.01, 1_000, False, "$/GPU-hour", places=2
                     apply=lambda s, v: replace(s, price=replace(s.price, gpu_hour_usd=v)))
 
 
-# Document 11: the model spread over GPUs (calc.stack.Parallel).
+# Document 11: the model spread over GPUs (calc.specs.stack.Parallel).
 PARALLEL_MODELS = {**CATALOGUE, "deepseek-v3": ATTENTION_MODELS["deepseek-v3"]}
 
 
@@ -509,9 +509,9 @@ ALL_REDUCE_LATENCY = NumberField("latency", "All-reduce fixed cost", 0, 10_000, 
                                  hint="per all-reduce, however small")
 
 
-# Document 12: a vLLM launch line, read by calc.launch on the card chosen before it.
+# Document 12: a vLLM launch line, read by calc.engine.launch on the card chosen before it.
 def _launch(stack: Stack, text: str) -> Stack:
-    from .launch import read
+    from .engine.launch import read
     return read(text, stack)
 
 
@@ -590,7 +590,7 @@ def _top_p(stack: Stack, value: float) -> Stack:
 
 
 def _candidates() -> tuple[str, ...]:
-    from .sampling import CANDIDATES
+    from .engine.sampling import CANDIDATES
     return CANDIDATES
 
 
@@ -617,7 +617,7 @@ def _speculation(name: str):
 
 
 def _drafters() -> dict[str, str]:
-    from .speculative import DRAFTERS
+    from .engine.speculative import DRAFTERS
     return {key: drafter.name for key, drafter in DRAFTERS.items()}
 
 
@@ -636,7 +636,7 @@ TARGET = ChoiceField("model", "Target model",
                      hint="Llama 3.1: the drafters share its tokenizer")
 
 
-# Document 15: the traffic, the promise, the price and the simulated stream (calc.stack.Traffic,
+# Document 15: the traffic, the promise, the price and the simulated stream (calc.specs.stack.Traffic,
 # Promise, Pricing, Serving).
 def _default_batched_tokens(stack: Stack) -> int:
     return stack.engine.batch_defaults(stack.card)[0]

@@ -20,11 +20,11 @@ from calc.calculators import sampling_filters as sampling_filters_data
 from calc.calculators import speculative_speedup as speculative_speedup_data
 from calc.calculators import speculative_batch as speculative_batch_data
 from calc.calculators import start_load as start_load_data
-from calc.journey import SHARE_CURVE_OUTPUTS
-from calc.hardware import roofline_curves
-from calc.roofline import CURVE_BATCHES
-from calc.timing import STEP_BATCHES
-from calc.tokens import SHARE_CURVE_VOCABS
+from calc.documents.journey import SHARE_CURVE_OUTPUTS
+from calc.documents.hardware import roofline_curves
+from calc.model.roofline import CURVE_BATCHES
+from calc.engine.timing import STEP_BATCHES
+from calc.documents.tokens import SHARE_CURVE_VOCABS
 
 PALETTE = ["#0f766e", "#b45309", "#7c3aed"]
 # Every chart's type and background: the page's own font, and transparent so the page shows through.

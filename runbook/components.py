@@ -11,9 +11,9 @@ from markupsafe import Markup
 
 from calc.calculators import CALCULATORS
 from calc.fields import LARGEST_CONFIG
-from calc.present import resolve
-from calc.roofline import DecodeRead
-from calc.units import Result
+from calc.core.present import resolve
+from calc.model.roofline import DecodeRead
+from calc.core.units import Result
 
 from . import charts, links, tokens
 

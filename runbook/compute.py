@@ -10,10 +10,10 @@ from markdown_it.token import Token
 
 from calc.calculator import Calculator
 from calc.calculators import CALCULATORS
-from calc.cards import CARDS
-from calc.models import CATALOGUE
-from calc.present import BadFilter, UnknownFact, figure
-from calc.units import Result
+from calc.specs.cards import CARDS
+from calc.specs.models import CATALOGUE
+from calc.core.present import BadFilter, UnknownFact, figure
+from calc.core.units import Result
 
 from .components import CHECKS, CONTAINERS, DIRECTIVES
 from .errors import ContentError

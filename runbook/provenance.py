@@ -16,8 +16,8 @@ import re
 from dataclasses import dataclass
 from typing import Any, Iterable, Mapping
 
-from calc.present import resolve, show
-from calc.units import Result
+from calc.core.present import resolve, show
+from calc.core.units import Result
 
 from .pages import Page
 

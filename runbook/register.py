@@ -13,7 +13,7 @@ from typing import Iterator
 from markdown_it.token import Token
 
 from calc.facts import Facts
-from calc.stack import REFERENCE
+from calc.specs.stack import REFERENCE
 
 from .catalogue import Entry
 from .pages import Page

@@ -8,7 +8,7 @@ import json
 import re
 from typing import Any, Mapping
 
-from calc.present import BadFilter, UnknownFact, figure
+from calc.core.present import BadFilter, UnknownFact, figure
 
 from .catalogue import Catalogue
 from .dialect import REFERENCE

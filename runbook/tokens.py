@@ -1,7 +1,7 @@
 """Token counts for document 01, measured by the Llama 3 tokenizer the page carries.
 
 calc/ never runs the tokenizer (it is JavaScript, and calc is pure Python); it reads the counts
-from calc/token_counts.py. That file is written by `python tools/measure_tokens.py` from the
+from calc/specs/token_counts.py. That file is written by `python tools/measure_tokens.py` from the
 texts in content/samples/, and every build measures those texts again with the pinned
 llama3-tokenizer-js under Node and stops if the file is stale.
 """
@@ -13,8 +13,8 @@ import shutil
 import subprocess
 from pathlib import Path
 
-from calc import token_counts
-from calc.tokens import AFTER_MESSAGE, ASSISTANT_CUE, BEFORE_MESSAGE, LABELS, SYSTEM_BLOCK, chat_prompt
+from calc.specs import token_counts
+from calc.documents.tokens import AFTER_MESSAGE, ASSISTANT_CUE, BEFORE_MESSAGE, LABELS, SYSTEM_BLOCK, chat_prompt
 
 from . import vendor
 
@@ -57,7 +57,7 @@ def tokenizer_path() -> Path:
 
 
 class StaleCounts(Exception):
-    """calc/token_counts.py disagrees with what the tokenizer measures now."""
+    """calc/specs/token_counts.py disagrees with what the tokenizer measures now."""
 
 
 def encode(texts: dict[str, str]) -> dict[str, dict]:
@@ -84,7 +84,7 @@ def sample_texts(samples: Path) -> dict[str, str]:
 
 
 def measure(samples: Path) -> dict[str, object]:
-    """What calc/token_counts.py should say for the texts in `samples`."""
+    """What calc/specs/token_counts.py should say for the texts in `samples`."""
     texts = sample_texts(samples)
     encoded = encode({**texts, "templated": chat_prompt(texts["english"]), "system": SYSTEM_BLOCK,
                       "cue": ASSISTANT_CUE, "stream": STREAM_TEXT})
@@ -114,12 +114,12 @@ def module_text(measured: dict[str, object]) -> str:
 
 
 def check(samples: Path) -> None:
-    """Stop the build if calc/token_counts.py is not what the tokenizer measures now."""
+    """Stop the build if calc/specs/token_counts.py is not what the tokenizer measures now."""
     measured = measure(samples)
     recorded = {"SAMPLES": token_counts.SAMPLES, "CHAT_TEMPLATE": token_counts.CHAT_TEMPLATE, "STREAM": token_counts.STREAM}
     for name, value in measured.items():
         if recorded[name] != value:
-            raise StaleCounts(f"calc/token_counts.py is stale: its {name} is not what the tokenizer measures on "
+            raise StaleCounts(f"calc/specs/token_counts.py is stale: its {name} is not what the tokenizer measures on "
                               f"{samples} now; run `python tools/measure_tokens.py`")
 
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 import math
 
 from calc.engine import measured_kernels
-from calc.models import LLAMA_3_1_8B_CONFIG as C
+from calc.specs.models import LLAMA_3_1_8B_CONFIG as C
 
 GiB = 2 ** 30
 PEAK, BANDWIDTH = 989.4e12, 3.35e12  # H100 SXM dense bf16, HBM3 (datasheet)

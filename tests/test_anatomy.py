@@ -9,17 +9,18 @@ import re
 import pytest
 
 from arithmetic import check
-from calc import operations
-from calc.anatomy import breakdown, count_parameters, mixture, rule_of_thumb, tying
+from calc.model import operations
+from calc.model.anatomy import breakdown, count_parameters, mixture, rule_of_thumb, tying
 from calc.calculators import ANATOMY
 from calc.facts import facts
 from calc.fields import parse_config
-from calc.forward import multiplied_by_group, share_curves
-from calc.kvcache import ladder
-from calc.models import (CATALOGUE, LLAMA_3_1_8B_CONFIG, LLAMA_3_2_1B, MIXTRAL_8X7B, MIXTRAL_8X7B_CONFIG)
-from calc.precision import BF16, weight_bytes
-from calc.present import leaves
-from calc.stack import REFERENCE
+from calc.model.forward import multiplied_by_group, share_curves
+from calc.engine.kvcache import ladder
+from calc.specs.models import (CATALOGUE, LLAMA_3_1_8B_CONFIG, LLAMA_3_2_1B, MIXTRAL_8X7B, MIXTRAL_8X7B_CONFIG)
+from calc.specs.precision import BF16
+from calc.model.weights import weight_bytes
+from calc.core.present import leaves
+from calc.specs.stack import REFERENCE
 from conftest import Calculator, booted_page
 
 DOC = "02-anatomy.html"
@@ -304,7 +305,7 @@ def test_a_config_the_table_cannot_itemise_is_refused_by_name():
     import json
     from calc.calculators import ANATOMY
     from calc.fields import CUSTOM
-    from calc.models import DEEPSEEK_V3_CONFIG, GEMMA_2_9B_CONFIG
+    from calc.specs.models import DEEPSEEK_V3_CONFIG, GEMMA_2_9B_CONFIG
     refused = ANATOMY.run({**ANATOMY.defaults, "model": CUSTOM}, json.dumps(DEEPSEEK_V3_CONFIG), [], [], False)
     assert "latent attention" in refused["errors"]["config"] and "671,026,419,200" in refused["errors"]["config"]
     drawn = ANATOMY.run({**ANATOMY.defaults, "model": CUSTOM}, json.dumps(GEMMA_2_9B_CONFIG), ["anatomy.total"], [], False)

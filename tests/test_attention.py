@@ -9,14 +9,14 @@ import pytest
 
 import by_hand
 from arithmetic import check
-from calc.anatomy import count_parameters
+from calc.model.anatomy import count_parameters
 from calc.calculators import ATTENTION, CAPACITY
 from calc.facts import facts
 from calc.fields import CUSTOM
-from calc.models import (DEEPSEEK_V2_CONFIG, DEEPSEEK_V3_CONFIG, GEMMA_2_9B_CONFIG, LLAMA_3_1_8B_CONFIG,
+from calc.specs.models import (DEEPSEEK_V2_CONFIG, DEEPSEEK_V3_CONFIG, GEMMA_2_9B_CONFIG, LLAMA_3_1_8B_CONFIG,
                          MISTRAL_7B_CONFIG, ConfigError, Model)
-from calc.present import leaves
-from calc.units import Result
+from calc.core.present import leaves
+from calc.core.units import Result
 from conftest import Calculator, booted_page
 
 KiB, GiB = 1024, 1024 ** 3

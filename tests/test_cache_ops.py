@@ -9,12 +9,12 @@ from dataclasses import replace
 import pytest
 
 from arithmetic import check
-from calc import cacheops
+from calc.engine import cacheops
 from calc.calculators import CACHE_OPS
 from calc.facts import facts
-from calc.present import leaves
-from calc.stack import REFERENCE
-from calc.units import Result
+from calc.core.present import leaves
+from calc.specs.stack import REFERENCE
+from calc.core.units import Result
 from conftest import Calculator, booted_page
 
 import by_hand
@@ -166,7 +166,7 @@ def test_routing_without_affinity(section):
 
 
 def test_every_card_records_its_host_link():
-    from calc.cards import CARDS
+    from calc.specs.cards import CARDS
     for key, card in CARDS.items():
         assert card.host_link.startswith("PCIe Gen") and card.host_gb_per_s in (32, 64) and card.host_source, key
 

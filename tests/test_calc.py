@@ -12,15 +12,18 @@ import pytest
 
 import by_hand
 
-from calc import kvcache, roofline
-from calc.anatomy import count_parameters
-from calc.cards import H100_SXM
+from calc.engine import kvcache
+
+from calc.model import roofline
+from calc.model.anatomy import count_parameters
+from calc.specs.cards import H100_SXM
 from calc.facts import facts
-from calc.models import CATALOGUE, LLAMA_3_1_8B, ConfigError, Model
-from calc.precision import BF16, FP8, weight_bytes
-from calc.present import UnknownFact, resolve, show
-from calc.stack import REFERENCE
-from calc.units import GiB, KiB
+from calc.specs.models import CATALOGUE, LLAMA_3_1_8B, ConfigError, Model
+from calc.specs.precision import BF16, FP8
+from calc.model.weights import weight_bytes
+from calc.core.present import UnknownFact, resolve, show
+from calc.specs.stack import REFERENCE
+from calc.core.units import GiB, KiB
 
 
 @pytest.mark.parametrize("key, expected", [
@@ -249,7 +252,7 @@ def test_a_model_past_a_thousand_gib_is_laddered_not_crashed():
     once parsed that printed number back."""
     import json
     from calc.calculators import CAPACITY
-    from calc.models import DEEPSEEK_V3_CONFIG
+    from calc.specs.models import DEEPSEEK_V3_CONFIG
     answer = CAPACITY.run({"model": "custom"}, json.dumps(DEEPSEEK_V3_CONFIG), ["ladder.kv_budget", "ladder.users_worst"], [], False)
     assert answer["ok"] and answer["refs"]["ladder.users_worst"][0] == "0"
 

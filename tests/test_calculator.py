@@ -9,8 +9,8 @@ from playwright.sync_api import expect
 
 import by_hand
 from calc.calculators import CAPACITY
-from calc.cards import CARDS
-from calc.models import LLAMA_3_1_70B_CONFIG
+from calc.specs.cards import CARDS
+from calc.specs.models import LLAMA_3_1_70B_CONFIG
 
 DEFAULTS = CAPACITY.defaults
 from conftest import Calculator, booted_page

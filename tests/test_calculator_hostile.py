@@ -9,7 +9,7 @@ from playwright.sync_api import expect
 
 from arithmetic import check
 from calc.calculators import CAPACITY
-from calc.models import LLAMA_3_1_8B_CONFIG, LLAMA_3_1_70B_CONFIG
+from calc.specs.models import LLAMA_3_1_8B_CONFIG, LLAMA_3_1_70B_CONFIG
 from conftest import Watched
 from test_calculator import CALC, DOC, cpython, live_figures, reset, set_inputs, settle, shown
 

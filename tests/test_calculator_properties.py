@@ -17,8 +17,8 @@ from arithmetic import check
 from calc.calculators import CALCULATORS, CAPACITY, PHASES
 from calc.fields import CUSTOM, ChoiceField, NumberField, TextField
 from calc.facts import facts
-from calc.models import CATALOGUE, LLAMA_3_1_8B_CONFIG
-from calc.present import leaves
+from calc.specs.models import CATALOGUE, LLAMA_3_1_8B_CONFIG
+from calc.core.present import leaves
 
 ALWAYS = {"ladder.binds", "model.name", "ladder.users_worst", "ladder.users_paged",
           *(f"levers.{step}.users" for step in ("multi_head", "gqa", "fp8_cache", "paging"))}
@@ -209,9 +209,9 @@ def valid_inputs_reproduce_their_figures(calculator, data):
         values["prompt"] = str(1 + int(values["prompt"]) % 8_000)
         values["output"] = str(1 + int(values["output"]) % 2_000)
     if calculator.name == "attention":  # a limit within the chosen model's positions; refusals have their own tests
-        from calc.attention import chosen_model
+        from calc.documents.attention import chosen_model
         longest = chosen_model(values["model"]).max_position_embeddings
-        from calc.stack import REFERENCE
+        from calc.specs.stack import REFERENCE
         limit = max(min(int(values["context_limit"]), longest), REFERENCE.traffic.prompt_p50)  # it must hold the prompt timed
         values["context_limit"] = str(limit)
     if calculator.name == "tokens":  # a prompt within the model's positions; refusals have their own tests
@@ -225,9 +225,9 @@ def valid_inputs_reproduce_their_figures(calculator, data):
     if calculator.name == "formats" and 0 < abs(float(values["number"])) < 1e-40:  # refused with a message; tested in test_precision
         values["number"] = "0"
     if calculator.name == "cache_ops":  # lengths that fit one another, a model its card can hold; refusals have their own tests
-        from calc import kvcache
+        from calc.engine import kvcache
         from calc.fields import CARD, MODEL
-        from calc.stack import REFERENCE
+        from calc.specs.stack import REFERENCE
         if not kvcache.ladder(CARD.apply(MODEL.apply(REFERENCE, values["model"]), values["card"])).weights_fit:
             values["model"] = "llama-3.1-8b"
         limit, conversation = int(values["context_limit"]), int(values["conversation"])
@@ -238,21 +238,21 @@ def valid_inputs_reproduce_their_figures(calculator, data):
         from calc.fields import PARALLEL_MODELS
         values["tensor"] = str((1, 2, 4, 8)[int(values["tensor"]) % 4])
         longest = PARALLEL_MODELS[values["model"]].max_position_embeddings
-        from calc.stack import REFERENCE
+        from calc.specs.stack import REFERENCE
         limit = max(min(int(values["context_limit"]), longest), REFERENCE.traffic.prompt_p50)  # it must hold the prompt timed
         values["context_limit"] = str(limit)
         if values["batch"]:  # a batch the split's cache admits; a larger one is refused, tested in test_parallel
             from calc.calculators import PARALLEL
-            from calc.parallel import plan, sharded
+            from calc.engine.parallel import plan, sharded
             stack = PARALLEL.stack({**values, "batch": ""})[0]
             admitted = int(plan(sharded(stack), stack.parallel.tensor, stack.parallel.pipeline).users_worst.value)
             values["batch"] = str(1 + int(values["batch"]) % admitted) if admitted else ""
     if calculator.name == "sampling" and float(values["top_p"]) == 0:  # refused with a message; tested in test_decode_loop
         values["top_p"] = "1"
     if calculator.name == "speculative":  # a target its card holds, drafts within its positions; refusals have their own tests
-        from calc import kvcache
+        from calc.engine import kvcache
         from calc.fields import CARD, TARGET, WEIGHTS
-        from calc.stack import REFERENCE
+        from calc.specs.stack import REFERENCE
         chosen = WEIGHTS.apply(CARD.apply(TARGET.apply(REFERENCE, values["model"]), values["card"]), values["weights"])
         if not kvcache.ladder(chosen).weights_fit:
             values["model"] = "llama-3.1-8b"
@@ -269,15 +269,15 @@ def valid_inputs_reproduce_their_figures(calculator, data):
             values["drafter"] = parsed["drafter"] = "ngram"
         if batch_fits_the_cache(parsed):
             from calc.calculators import stack_of
-            from calc.speculative import DRAFTERS, admitted_batch, scheduled_batch
+            from calc.engine.speculative import DRAFTERS, admitted_batch, scheduled_batch
             chosen = stack_of(parsed, (TARGET, CARD, WEIGHTS))
             admitted = min(admitted_batch(chosen, DRAFTERS[parsed["drafter"]], parsed["held"], parsed["drafted"]),
                            scheduled_batch(chosen, parsed["drafted"]))
             values["spec_batch"] = str(1 + int(values["spec_batch"]) % admitted)
     if calculator.name == "planning":  # a model its card holds, ordered percentiles, promises one card can keep; refusals have their own tests
-        from calc import kvcache
+        from calc.engine import kvcache
         from calc.fields import CARD, MODEL, UTILISATION, WEIGHTS
-        from calc.stack import REFERENCE
+        from calc.specs.stack import REFERENCE
         stack = WEIGHTS.apply(CARD.apply(MODEL.apply(REFERENCE, values["model"]), values["card"]), values["weights"])
         if not kvcache.ladder(UTILISATION.apply(stack, float(values["utilisation"]))).weights_fit:
             values["model"], values["utilisation"] = "llama-3.2-1b", "0.9"
@@ -300,7 +300,7 @@ def valid_inputs_reproduce_their_figures(calculator, data):
         if promise_can_be_kept(parsed):
             values.update(model="llama-3.1-8b", card="h100-sxm", weights="bf16", ttft="60000", itl="1000")
     if calculator.name == "start":  # a request within its limit that its card can hold; refusals have their own tests
-        from calc import journey
+        from calc.documents import journey
         from calc.calculators import START_FIELDS, stack_of
         cap = max(min(int(values["context_limit"]), 8_000), 2)
         values["context_limit"] = str(max(int(values["context_limit"]), 2))

@@ -13,14 +13,14 @@ import pytest
 
 import by_hand as hand
 from arithmetic import check
-from calc import kvcache, sampling, speculative
+from calc.engine import kvcache, sampling, speculative
 from calc.calculators import SAMPLING, SPECULATIVE
-from calc.cards import CARDS
+from calc.specs.cards import CARDS
 from calc.facts import facts
-from calc.models import LLAMA_3_1_8B_CONFIG, LLAMA_3_2_1B_CONFIG
-from calc.present import leaves
-from calc.stack import REFERENCE, Sampling
-from calc.units import Result
+from calc.specs.models import LLAMA_3_1_8B_CONFIG, LLAMA_3_2_1B_CONFIG
+from calc.core.present import leaves
+from calc.specs.stack import REFERENCE, Sampling
+from calc.core.units import Result
 from conftest import Calculator, booted_page
 
 LOGITS = (4.0, 3.5, 3.0, 2.4, 1.8, -0.5)          # the page's six candidates, typed again here
@@ -483,7 +483,7 @@ def test_what_the_card_cannot_hold_is_refused_by_name(values, field, words):
 
 
 def test_top_p_of_one_removes_nothing_even_when_a_share_rounds_to_zero():
-    from calc.sampling import top_p_keep
+    from calc.engine.sampling import top_p_keep
     assert top_p_keep((4.0, 3.5, -200.0), 1.0) == [True, True, True]
 
 

@@ -15,15 +15,15 @@ from dataclasses import replace
 import pytest
 
 from arithmetic import check
-from calc import kvcache, simulation, timing
+from calc.engine import kvcache, simulation, timing
 from calc.calculators import STARTUP
-from calc.cards import A100_80, B200, H100_SXM, H200_SXM, L40S, L4, MI300X
+from calc.specs.cards import A100_80, B200, H100_SXM, H200_SXM, L40S, L4, MI300X
 from calc.engine import kernels, logs, measured_kernels, memory, release
-from calc.engine.release import ENTRY_LLM, PINNED, V0_19_0
-from calc.models import LLAMA_3_1_8B_CONFIG
-from calc.present import leaves
-from calc.stack import REFERENCE
-from calc.units import Result
+from calc.specs.release import ENTRY_LLM, PINNED, V0_19_0
+from calc.specs.models import LLAMA_3_1_8B_CONFIG
+from calc.core.present import leaves
+from calc.specs.stack import REFERENCE
+from calc.core.units import Result
 
 GiB, MiB = 2 ** 30, 2 ** 20
 C = LLAMA_3_1_8B_CONFIG

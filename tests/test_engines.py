@@ -10,15 +10,16 @@ from dataclasses import replace
 import pytest
 
 from arithmetic import check
-from calc import batching, kvcache, launch, lora
+from calc.engine import batching, kvcache, launch
+from calc.model import lora
 from calc.calculators import LAUNCH
-from calc.cards import CARDS
+from calc.specs.cards import CARDS
 from calc.facts import facts
 from calc.fields import COMMAND
-from calc.models import LLAMA_3_1_8B_CONFIG, LLAMA_3_1_70B_CONFIG
-from calc.present import leaves
-from calc.stack import REFERENCE
-from calc.units import GiB, MiB, Result
+from calc.specs.models import LLAMA_3_1_8B_CONFIG, LLAMA_3_1_70B_CONFIG
+from calc.core.present import leaves
+from calc.specs.stack import REFERENCE
+from calc.core.units import GiB, MiB, Result
 from conftest import Calculator, booted_page
 
 import by_hand as hand
@@ -331,7 +332,7 @@ def test_equal_lengths_still_gain_when_arrivals_are_spread():
 
 def test_a_fuller_step_takes_longer_so_time_gains_less_than_steps():
     # the step time is document 05's model (tested there); the busy seats come from the simulation here
-    from calc.timing import decode_step
+    from calc.engine.timing import decode_step
     section = facts()["batching"]
     totals = []
     for continuous in (False, True):

@@ -7,10 +7,10 @@ import pytest
 import by_hand
 from arithmetic import check
 from calc.calculators import HARDWARE
-from calc.cards import CARDS
+from calc.specs.cards import CARDS
 from calc.facts import facts
-from calc.present import leaves
-from calc.units import Result
+from calc.core.present import leaves
+from calc.core.units import Result
 from conftest import Calculator, booted_page, same_answer
 
 DOC = "04-hardware.html"

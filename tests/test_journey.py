@@ -9,13 +9,13 @@ import pytest
 
 from arithmetic import check
 from calc import journey as journeys
-from calc import timing
+from calc.engine import timing
 from calc.calculators import JOURNEY
-from calc.cards import CARDS
+from calc.specs.cards import CARDS
 from calc.facts import facts
-from calc.precision import KV_PRECISIONS, PRECISIONS
-from calc.present import leaves
-from calc.stack import REFERENCE, Workload
+from calc.specs.precision import KV_PRECISIONS, PRECISIONS
+from calc.core.present import leaves
+from calc.specs.stack import REFERENCE, Workload
 from conftest import Calculator, booted_page
 
 import by_hand
@@ -71,7 +71,7 @@ CASES = [
 
 @pytest.mark.parametrize("prompt, output, card, weights, kv", CASES)
 def test_journey_and_the_time_model_agree(prompt, output, card, weights, kv):
-    """03 and 05 cannot disagree: the journey's prefill and step are calc.timing's for the same inputs."""
+    """03 and 05 cannot disagree: the journey's prefill and step are calc.engine.timing's for the same inputs."""
     stack = replace(REFERENCE, card=CARDS[card], weight_precision=PRECISIONS[weights], kv_precision=KV_PRECISIONS[kv],
                     workload=Workload(prompt, output, 1))
     trip = journeys.journey(stack, prompt, output)

@@ -10,15 +10,15 @@ from dataclasses import replace
 import pytest
 
 from arithmetic import check
-from calc import parallel
+from calc.engine import parallel
 from calc.engine import measured_kernels, sharding
 from calc.calculators import PARALLEL
-from calc.cards import H100_SXM, H200_SXM, L40S
+from calc.specs.cards import H100_SXM, H200_SXM, L40S
 from calc.facts import facts
-from calc.models import DEEPSEEK_V3_CONFIG, LLAMA_3_1_405B_CONFIG, LLAMA_3_1_70B_CONFIG
-from calc.present import leaves
-from calc.stack import REFERENCE, SKETCH
-from calc.units import GiB, Result
+from calc.specs.models import DEEPSEEK_V3_CONFIG, LLAMA_3_1_405B_CONFIG, LLAMA_3_1_70B_CONFIG
+from calc.core.present import leaves
+from calc.specs.stack import REFERENCE, SKETCH
+from calc.core.units import GiB, Result
 from conftest import Calculator, booted_page
 
 import by_hand
@@ -63,8 +63,9 @@ def section():
 
 
 def test_the_counts_by_hand_agree_with_calcs_whole_model():
-    from calc.models import LLAMA_3_1_70B
-    from calc.precision import BF16, weight_bytes
+    from calc.specs.models import LLAMA_3_1_70B
+    from calc.specs.precision import BF16
+    from calc.model.weights import weight_bytes
     blocks, _, norms, table = llama_counts(LLAMA_3_1_70B_CONFIG)
     assert weight_bytes(LLAMA_3_1_70B, BF16).value == (blocks + norms + 2 * table) * 2
     assert sharding.weights_per_gpu(LLAMA_3_1_70B, BF16, 1, 1).value == weight_bytes(LLAMA_3_1_70B, BF16).value
@@ -189,7 +190,7 @@ def test_kv_heads_are_replicated_past_their_count(section):
     kv, layers = LLAMA_3_1_405B_CONFIG["num_key_value_heads"], LLAMA_3_1_405B_CONFIG["num_hidden_layers"]
     assert section["beyond"]["copies"].value == 16 // kv
     assert section["beyond"]["at_two_nodes"].value == section["beyond"]["at_node"].value == 2 * layers * 1 * 128 * 2
-    from calc.models import LLAMA_3_1_405B
+    from calc.specs.models import LLAMA_3_1_405B
     blocks, projections, _, _ = llama_counts(LLAMA_3_1_405B_CONFIG)
     assert sharding.matrices_per_gpu(LLAMA_3_1_405B, 16, 1).value == pytest.approx((blocks - projections) / 16 + projections / kv)
 
@@ -365,7 +366,7 @@ def test_one_of_anything_is_singular():
 def test_a_long_paste_is_quoted_without_a_count_the_page_may_have_cut():
     """Any calculator's number field: the page sends at most 1,000 characters of a paste."""
     from calc.calculators import CALCULATORS
-    from calc.echo import excerpt
+    from calc.core.echo import excerpt
     from calc.fields import NumberField
     numbers = [f for calc in CALCULATORS.values() for f in calc.fields if isinstance(f, NumberField)]
     assert numbers

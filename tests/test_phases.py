@@ -4,11 +4,13 @@ from __future__ import annotations
 
 import pytest
 
-from calc import operations, timing
+from calc.model import operations
+
+from calc.engine import timing
 from calc.calculators import PHASES
 from calc.facts import facts
-from calc.models import LLAMA_3_1_8B
-from calc.stack import REFERENCE
+from calc.specs.models import LLAMA_3_1_8B
+from calc.specs.stack import REFERENCE
 from conftest import Calculator, booted_page
 
 import by_hand

@@ -13,12 +13,12 @@ import pytest
 from playwright.sync_api import expect
 
 from arithmetic import check
-from calc import planning
+from calc.documents import planning
 from calc.calculators import PLANNING
 from calc.facts import facts
-from calc.models import LLAMA_3_1_70B_CONFIG, LLAMA_3_1_8B as M, LLAMA_3_1_8B_CONFIG
-from calc.present import leaves
-from calc.units import Result
+from calc.specs.models import LLAMA_3_1_70B_CONFIG, LLAMA_3_1_8B as M, LLAMA_3_1_8B_CONFIG
+from calc.core.present import leaves
+from calc.core.units import Result
 from conftest import Calculator, booted_page
 
 import by_hand as hand_model

@@ -7,7 +7,7 @@ from playwright.sync_api import expect
 
 from calc.calculators import CAPACITY
 from calc.facts import facts
-from calc.present import resolve
+from calc.core.present import resolve
 from conftest import Calculator, booted_page
 
 DOC = "06-kv-cache.html"
@@ -98,7 +98,7 @@ def test_the_headline_chain_reaches_the_config_fields_it_multiplies():
     """A number's inputs are found by what its worked line prints; a small number (32, 8, 128) is
     matched to the config field its formula names in the same place, so the chain from the users a
     card holds walks back to the config and the datasheet."""
-    from calc.present import leaves
+    from calc.core.present import leaves
     from runbook.provenance import Provenance
     provenance = Provenance(leaves(FACTS))
     assert provenance.inputs("ladder.per_token") == [

@@ -11,13 +11,14 @@ import struct
 import pytest
 
 from arithmetic import check
-from calc import kvcache, position, timing
+from calc.engine import kvcache, timing
+from calc.documents import position
 from calc.calculators import POSITION
 from calc.facts import facts
-from calc.models import CATALOGUE, LLAMA_3_1_8B_CONFIG, ConfigError, Model
-from calc.present import leaves
-from calc.stack import REFERENCE
-from calc.units import Result
+from calc.specs.models import CATALOGUE, LLAMA_3_1_8B_CONFIG, ConfigError, Model
+from calc.core.present import leaves
+from calc.specs.stack import REFERENCE
+from calc.core.units import Result
 from conftest import Calculator, booted_page
 
 # Llama 3.1 8B Instruct's published config.json (huggingface.co/meta-llama/Llama-3.1-8B-Instruct).

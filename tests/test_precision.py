@@ -14,14 +14,14 @@ from hypothesis import strategies as st
 
 import by_hand as hand
 from arithmetic import check
-from calc import formats
-from calc.models import LLAMA_3_1_8B_CONFIG
+from calc.specs import formats
+from calc.specs.models import LLAMA_3_1_8B_CONFIG
 from calc.calculators import NUMBER_FORMATS, PRECISION
-from calc.cards import H100_SXM
+from calc.specs.cards import H100_SXM
 from calc.facts import facts
-from calc.formats import BF16, E2M1, E4M3, E4M3_FNUZ, E5M2, FP16, FP32, INT4, INT8, decode, encode
-from calc.present import leaves
-from calc.units import Result
+from calc.specs.formats import BF16, E2M1, E4M3, E4M3_FNUZ, E5M2, FP16, FP32, INT4, INT8, decode, encode
+from calc.core.present import leaves
+from calc.core.units import Result
 from conftest import Calculator, booted_page
 
 GiB = 1024 ** 3
@@ -135,7 +135,7 @@ def test_the_neighbours_bracket_the_number():
 
 def test_block_formats_bits_per_weight():
     by_hand = {
-        "int4_g128": (128 * 4 + 16 + 16) / 128,      # 4.25: calc.precision's INT4
+        "int4_g128": (128 * 4 + 16 + 16) / 128,      # 4.25: calc.specs.precision's INT4
         "awq": (128 * 4 + 16 + 4) / 128,
         "q4_0": (2 + 16) * 8 / 32,                   # block_q4_0: ggml_half d; uint8_t qs[16]
         "q4_k": (2 + 2 + 12 + 128) * 8 / 256,        # block_q4_K: 144 bytes per 256 weights
@@ -185,7 +185,7 @@ def test_the_70b_in_fp8_does_not_start_on_one_h100():
     big = facts()["precision"]["big"]
     assert big["bf16_bf16"].fits.startswith("does not fit")
     fp8 = big["fp8_bf16"]
-    from calc.models import LLAMA_3_1_70B_CONFIG
+    from calc.specs.models import LLAMA_3_1_70B_CONFIG
     held = big["fp8_bf16"].weights.value
     assert held < math.ceil(POOL)
     assert fp8.kv_budget.value == pytest.approx(math.ceil(POOL) - held - hand.profile_reserve(LLAMA_3_1_70B_CONFIG))

@@ -9,12 +9,12 @@ from dataclasses import replace
 import pytest
 
 from arithmetic import check
-from calc import simulation
+from calc.engine import simulation
 from calc.calculators import PRODUCTION
 from calc.facts import facts
-from calc.present import leaves
-from calc.stack import REFERENCE
-from calc.units import Result
+from calc.core.present import leaves
+from calc.specs.stack import REFERENCE
+from calc.core.units import Result
 from conftest import Calculator, booted_page
 
 import by_hand
@@ -114,7 +114,7 @@ def test_the_sweep_reports_its_progress_to_the_page():
 def test_a_budget_below_max_num_seqs_lowers_the_sequence_cap_as_vllm_does():
     """vllm/engine/arg_utils.py, _set_default_max_num_seqs_and_batched_tokens_args: max_num_seqs, left
     unset, becomes min(its default, max_num_batched_tokens)."""
-    from calc.launch import default_max_num_seqs
+    from calc.engine.launch import default_max_num_seqs
     seqs = default_max_num_seqs(CARD)
     small = replace(REFERENCE, serving=replace(REFERENCE.serving, max_num_batched_tokens=seqs // 2))
     assert simulation.scheduler_caps(small) == (seqs // 2, seqs // 2)
@@ -127,7 +127,7 @@ def test_a_budget_whose_profile_leaves_no_cache_is_refused_on_its_field():
 
 
 def test_the_smaller_budget_is_max_num_seqs_and_the_offered_rate_is_counted(section):
-    from calc.launch import default_max_num_seqs
+    from calc.engine.launch import default_max_num_seqs
     assert section["chunked"].budget.value == default_max_num_seqs(CARD)
     requests = REFERENCE.stream.requests
     measured = requests - int(requests * REFERENCE.stream.warm_up)
@@ -222,7 +222,7 @@ def test_decode_alone_is_the_cache_limited_batch_over_its_step(section):
 def test_a_loose_promise_puts_the_knee_where_the_queue_stops_being_steady():
     """A minute for the first token and ten seconds a gap: no p95 breaks, but past saturation the
     queue grows through the run, and Little's Law's two sides part."""
-    from calc.production import knee
+    from calc.documents.production import knee
     loose = replace(REFERENCE, promise=replace(REFERENCE.promise, ttft_p95_s=600.0, itl_p95_s=10.0))
     run = simulation.sweep(loose)
     growing = [o for o in run.outcomes if o.arrival_rate * o.mean_time_in_system > 1.05 * o.mean_in_system]
@@ -245,7 +245,7 @@ def test_long_replies_draw_fewer_requests_so_a_recompute_stays_bounded():
 
 
 def test_goodput_never_exceeds_throughput():
-    from calc.models import CATALOGUE
+    from calc.specs.models import CATALOGUE
     for stack in (REFERENCE, replace(REFERENCE, model=CATALOGUE["llama-3.2-1b"])):
         for outcome in simulation.sweep(stack).outcomes:
             assert outcome.goodput_tokens <= outcome.throughput * (1 + 1e-12), (stack.model.name, outcome.rate)

@@ -13,11 +13,11 @@ import pytest
 from arithmetic import check
 from calc.calculators import START
 from calc.facts import facts
-from calc.launch import default_max_num_seqs
-from calc.models import LLAMA_3_1_8B_CONFIG
-from calc.present import leaves
-from calc.stack import REFERENCE
-from calc.units import Result
+from calc.engine.launch import default_max_num_seqs
+from calc.specs.models import LLAMA_3_1_8B_CONFIG
+from calc.core.present import leaves
+from calc.specs.stack import REFERENCE
+from calc.core.units import Result
 from conftest import Calculator, booted_page
 
 import by_hand
@@ -173,7 +173,7 @@ def test_every_worked_line_redoes_by_hand(start):
 def test_the_chart_scales_the_load_with_the_rate():
     curves = START.curves["start-load"](facts())["curves"]
     prefill_cards, decode_cards, gpus, dollars = curves
-    from calc.start import RATE_MULTIPLES
+    from calc.documents.start import RATE_MULTIPLES
     reference = RATE_MULTIPLES.index(1)
     assert prefill_cards["x"][reference] == f"{RATE:g}/s"
     for i, scale in enumerate(RATE_MULTIPLES):

@@ -12,12 +12,13 @@ import tiktoken
 
 import build
 from arithmetic import check
-from calc import token_counts, tokens
+from calc.specs import token_counts
+from calc.documents import tokens
 from calc.calculators import TOKENS
 from calc.facts import facts
-from calc.models import CATALOGUE
-from calc.present import leaves
-from calc.units import Result
+from calc.specs.models import CATALOGUE
+from calc.core.present import leaves
+from calc.core.units import Result
 from conftest import ROOT, Calculator, booted_page
 from runbook import tokens as measuring
 from runbook import vendor

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Write calc/token_counts.py: document 01's token counts, measured on content/samples/ by the
+"""Write calc/specs/token_counts.py: document 01's token counts, measured on content/samples/ by the
 Llama 3 tokenizer the page carries (llama3-tokenizer-js under Node). Run it after changing a
 sample text or the pinned tokenizer; the build stops until you do."""
 from __future__ import annotations

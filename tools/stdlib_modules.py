@@ -19,7 +19,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from calc.calculators import CAPACITY  # noqa: E402
-from calc.models import LLAMA_3_1_70B_CONFIG  # noqa: E402
+from calc.specs.models import LLAMA_3_1_70B_CONFIG  # noqa: E402
 from runbook import runtime  # noqa: E402
 
 KEEP = runtime.STDLIB_KEEP

@@ -16,14 +16,14 @@ import sys
 from dataclasses import replace
 from pathlib import Path
 
-from .. import kvcache, timing
-from ..cards import CARDS
+from . import kvcache, timing
+from ..specs.cards import CARDS
 from ..fields import InputError, parse_config
-from ..models import CATALOGUE, Model
-from ..precision import BF16, FP8
-from ..repositories import MODELS
-from ..stack import REFERENCE, Stack
-from ..units import GiB
+from ..specs.models import CATALOGUE, Model
+from ..specs.precision import BF16, FP8
+from ..specs.repositories import MODELS
+from ..specs.stack import REFERENCE, Stack
+from ..core.units import GiB
 from . import kernels
 
 CARD_NAMES = {key: card for key, card in CARDS.items()} | {card.name.lower(): card for card in CARDS.values()}

@@ -27,10 +27,10 @@ from bisect import bisect_left
 from dataclasses import dataclass
 from functools import lru_cache
 
-from ..cards import A100_80, B200, CARDS, H100_SXM, H200_SXM, L40S, Card
-from ..models import LLAMA_3_1_8B
-from ..precision import BF16, FP8, Precision
-from ..units import MICROSECONDS, MS, PERCENT, TFLOPS, Result, grouped
+from ..specs.cards import A100_80, B200, CARDS, H100_SXM, H200_SXM, L40S, Card
+from ..specs.models import LLAMA_3_1_8B
+from ..specs.precision import BF16, FP8, Precision
+from ..core.units import MICROSECONDS, MS, PERCENT, TFLOPS, Result, grouped
 from . import measured_kernels
 
 SOURCE = (f"NVIDIA aiconfigurator-core {measured_kernels.PACKAGE.split()[-1]} (Apache-2.0), "

@@ -3,7 +3,7 @@ against, and a reader for any log a reader pastes.
 
 One reader (`read`) finds the lines it knows in a log of any release, from V0's profiling summary to
 the pinned release's, and `compare` sets each figure beside the model's rung for the same model,
-card and flags, under the rules of the release that printed it (calc.engine.release): which term
+card and flags, under the rules of the release that printed it (calc.specs.release): which term
 differs and by how much, and which lines the log did not print. The published logs are kept as their
 own lines, so they pass through the same reader a pasted log does.
 """
@@ -13,13 +13,13 @@ import re
 from functools import lru_cache
 from dataclasses import dataclass, replace
 
-from ..cards import CARDS, H100_SXM, Card
-from ..models import Model
-from ..precision import BF16, FP8, Precision
-from ..repositories import MODELS
-from ..units import COUNT, GIB_HELD, RATIO_FINE, SHARE, TOKENS, GiB, Result, given, grouped
+from ..specs.cards import CARDS, H100_SXM, Card
+from ..specs.models import Model
+from ..specs.precision import BF16, FP8, Precision
+from ..specs.repositories import MODELS
+from ..core.units import COUNT, GIB_HELD, RATIO_FINE, SHARE, TOKENS, GiB, Result, given, grouped
 from . import memory
-from .release import BEFORE_0_17, PINNED, RELEASES, V0_19_0, V0_21_0, Release
+from ..specs.release import BEFORE_0_17, PINNED, RELEASES, V0_19_0, V0_21_0, Release
 
 V1_FIRST = (0, 8)  # the first release whose default engine was V1
 LONGEST_LOG = 5_000_000  # characters: a day of DEBUG output is smaller; anything larger is not one start-up

@@ -1,6 +1,6 @@
 """vLLM's memory accounting at start-up, one GPU at a time: the one ladder every document climbs.
 
-The release's worker (calc.engine.release, `memory_source`) asks for ⌈CUDA's total × utilisation⌉,
+The release's worker (calc.specs.release, `memory_source`) asks for ⌈CUDA's total × utilisation⌉,
 then takes from it what its profile measured after the start-up snapshot: the weights as loaded, the
 activation peak of a dummy pass of one full token budget and of the sampler over one row per
 sequence, memory outside PyTorch that grew meanwhile and, by default, its estimate of the CUDA
@@ -17,14 +17,15 @@ import math
 from dataclasses import dataclass
 from functools import lru_cache
 
-from ..cards import Card
-from ..anatomy import count_parameters
-from ..lora import slots_reserved
-from ..models import Model
-from ..precision import BF16, Precision
-from ..units import BYTES, COUNT, FRACTION, GIB_HELD, MIB_REPORTED, RATIO_FINE, TOKENS, GiB, Result, given, grouped, plain
+from ..specs.cards import Card
+from ..model.anatomy import count_parameters
+from ..model.lora import slots_reserved
+from ..specs.models import Model
+from ..specs.precision import BF16, Precision
+from ..core.units import (BYTES, COUNT, FRACTION, GIB_HELD, MIB_REPORTED, RATIO_FINE, TOKENS, GiB, Result, given,
+    grouped, plain)
 from . import sharding
-from .release import PINNED, Release
+from ..specs.release import PINNED, Release
 
 PLANNER = ("llm-d-incubation/llm-d-planner, accuracy/results/v0.19.0/logs/ at commit d3121e0 (April 2026): vLLM "
            "0.19.0 on H100 80 GB HBM3, DEBUG start-up logs")
@@ -397,7 +398,7 @@ def account(model: Model, card: Card, weights: Precision, kv: Precision, utilisa
 
 
 def of_stack(stack, tensor: int | None = None, pipeline: int = 1, model: Model | None = None) -> Accounting:
-    """The ladder of a calc.stack.Stack, on one GPU of its serving split (or the one given)."""
+    """The ladder of a calc.specs.stack.Stack, on one GPU of its serving split (or the one given)."""
     serving = stack.serving
     return account(model or stack.model, stack.card, stack.weight_precision, stack.kv_precision,
                    stack.gpu_memory_utilization, stack.context_limit, stack.block_size,

@@ -6,10 +6,10 @@ busiest stage is the one priced), and the rotary table every rank keeps beside i
 (MLA) cache has a single head, so every rank keeps all of it."""
 from __future__ import annotations
 
-from ..anatomy import count_parameters
-from ..models import Model
-from ..precision import BF16, Precision
-from ..units import BYTES, COUNT, GIB_HELD, KIB_HELD, Result, grouped, plain
+from ..model.anatomy import count_parameters
+from ..specs.models import Model
+from ..specs.precision import BF16, Precision
+from ..core.units import BYTES, COUNT, GIB_HELD, KIB_HELD, Result, grouped, plain
 
 VOCAB_PADDING = 64
 VOCAB_SOURCE = ("vLLM, vllm/model_executor/layers/vocab_parallel_embedding.py: DEFAULT_VOCAB_PADDING_SIZE = 64; "
@@ -91,7 +91,7 @@ def norms_per_gpu(model: Model, pipeline: int) -> Result:
 
 def weights_per_gpu(model: Model, precision: Precision, tensor: int, pipeline: int) -> Result:
     """Bytes of weights one GPU holds. Quantisation converts the block matrices only; tables and
-    norms stay in bf16, as calc.precision.weight_bytes counts them."""
+    norms stay in bf16, as calc.specs.precision.weight_bytes counts them."""
     matrices = matrices_per_gpu(model, tensor, pipeline)
     tables, norms = tables_per_gpu(model, tensor, pipeline), norms_per_gpu(model, pipeline)
     width = precision.bytes if precision.quantised else BF16.bytes

@@ -21,18 +21,18 @@ Its kernels, per GPU:
 - the step's fixed cost: scheduling, sampling and launching under CUDA graphs, the residual of a
   published single-sequence ITL fit after the modelled kernels (`OVERHEAD_MEASURED`).
 
-The reader's calibration (calc.stack.Efficiency) scales the measured shares: 1 is the measurement.
+The reader's calibration (calc.specs.stack.Efficiency) scales the measured shares: 1 is the measurement.
 """
 from __future__ import annotations
 
 from dataclasses import dataclass
 from functools import cached_property, lru_cache
 
-from ..cards import Card, H100_SXM
-from ..models import LLAMA_3_1_8B, Model
-from ..operations import attention_ops_per_position, block_parameters, head_parameters
-from ..precision import BF16, Precision
-from ..units import FLOP_PER_BYTE, GB_MOVED, GFLOP, MICROSECONDS, MS, PERCENT, Result, given, grouped
+from ..specs.cards import Card, H100_SXM
+from ..specs.models import LLAMA_3_1_8B, Model
+from ..model.operations import attention_ops_per_position, block_parameters, head_parameters
+from ..specs.precision import BF16, Precision
+from ..core.units import FLOP_PER_BYTE, GB_MOVED, GFLOP, MICROSECONDS, MS, PERCENT, Result, given, grouped
 from . import kernels, sharding
 
 ELEMENTWISE_SHARE = 0.8
@@ -164,7 +164,7 @@ def matrices(hardware: Hardware, model: Model, tokens: int, tensor: int = 1, pip
 
 
 def _head_precision(hardware: Hardware) -> Precision:
-    """The LM head stays in bf16 under quantised weights (calc.precision.weight_bytes)."""
+    """The LM head stays in bf16 under quantised weights (calc.specs.precision.weight_bytes)."""
     return BF16 if hardware.weights.quantised else hardware.weights
 
 

@@ -64,7 +64,7 @@ self.onmessage = async (event) => {
   } else if (message.type === "run") {
     const started = performance.now();
     try {
-      // A long computation reports its progress as it goes (calc.progress); the page shows each report.
+      // A long computation reports its progress as it goes (calc.core.progress); the page shows each report.
       const listener = (done, total, what) => self.postMessage({ type: "progress", id: message.id, done, total, what });
       const answer = calculate(JSON.stringify(message.request), listener);
       self.postMessage({ type: "result", id: message.id, answer, ms: performance.now() - started });
