@@ -18,7 +18,8 @@ from arithmetic import check
 from calc.engine import kvcache, simulation, timing
 from calc.calculators import STARTUP
 from calc.specs.cards import A100_80, B200, H100_SXM, H200_SXM, L40S, L4, MI300X
-from calc.engine import kernels, logs, measured_kernels, memory, release
+from calc.engine import kernels, logs, measured_kernels, memory
+from calc.specs import release
 from calc.specs.release import ENTRY_LLM, PINNED, V0_19_0
 from calc.specs.models import LLAMA_3_1_8B_CONFIG
 from calc.core.present import leaves

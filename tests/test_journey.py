@@ -8,7 +8,7 @@ from dataclasses import replace
 import pytest
 
 from arithmetic import check
-from calc import journey as journeys
+from calc.documents import journey as journeys
 from calc.engine import timing
 from calc.calculators import JOURNEY
 from calc.specs.cards import CARDS
