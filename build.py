@@ -183,7 +183,7 @@ def build(content: Path, out: Path, only: str | None = None, templates: Path = R
     jinja.globals["search_json"] = Markup(search_index(pages, catalogue, namespace))
     every_fact = list(leaves(namespace))
     derived = derived_numbers(every_fact)
-    explain = Explainer(Provenance(every_fact), namespace, deriving_documents(pages),
+    explain = Explainer(Provenance(every_fact, namespace), namespace, deriving_documents(pages),
                         {e.number: [e.title, e.output_name] for e in catalogue.entries if e.written})
     chosen = [page for page in pages if only is None or page.entry.number == only]
     by_number = {page.entry.number: page for page in pages}

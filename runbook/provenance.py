@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from typing import Any, Iterable, Mapping
 
 from calc.core.present import resolve, show
+from calc.core.provenance import INTERMEDIATE, Provenance as Recorded
 from calc.core.units import Result
 
 from .pages import Page
@@ -28,18 +29,25 @@ OPERAND = re.compile(r"(?<![\w.])\d[\d,]*(?:\.\d+)?(?: ?(?:[KMGT]i?B(?:/s)?|B|[K
 GIVEN = ("stack.", "model.", "card.")  # the reference stack: its config, its datasheet, its assumptions
 
 
-class Provenance:
-    """Every fact of a namespace, and which facts each result's arithmetic uses."""
+class Provenance(Recorded):
+    """Every fact of a namespace, and which facts each result was made of: as its computation
+    recorded them, or, for a result whose module does not record them yet, as its worked line
+    prints them."""
 
-    def __init__(self, facts: Iterable[tuple[str, Any]]):
-        self.facts: dict[str, Any] = dict(facts)
+    def __init__(self, facts: Iterable[tuple[str, Any]], namespace: Mapping[str, Any] | None = None):
+        super().__init__(facts, namespace)
         self.printed: dict[str, list[str]] = {}
         for path, value in self.facts.items():
             for text in _printings(value):
                 self.printed.setdefault(text, []).append(path)
 
     def inputs(self, path: str) -> list[str]:
-        """The facts a result's arithmetic is made of, in the order it uses them."""
+        if self.recorded(path) or INTERMEDIATE in path:
+            return super().inputs(path)
+        return self._printed_inputs(path)
+
+    def _printed_inputs(self, path: str) -> list[str]:
+        """The facts a result's arithmetic is made of, found by what its worked line prints."""
         value = self.facts.get(path)
         if not isinstance(value, Result) or not value.worked:
             return []
@@ -93,17 +101,6 @@ class Provenance:
         # Among equals the shortest: stack.model's head_dim, not that of the model stack.parallel splits.
         return fields[0] if fields and (len(fields) == 1 or len(fields[0]) < len(fields[1])) else None
 
-    def closure(self, paths: Iterable[str]) -> list[str]:
-        """The paths and every fact they rest on, walked to the end."""
-        seen: list[str] = []
-        queue = [p for p in paths if p in self.facts]
-        while queue:
-            path = queue.pop(0)
-            if path in seen:
-                continue
-            seen.append(path)
-            queue += [p for p in self.inputs(path) if p not in seen]
-        return seen
 
 
 def _printings(value: Any) -> set[str]:
@@ -146,25 +143,6 @@ def _shared(a: str, b: str) -> int:
     return count
 
 
-def source_of(path: str, namespace: Mapping[str, Any]) -> str:
-    """The published source behind a fact: the model's config or the card's datasheet, where the
-    fact is one of their fields."""
-    parts = path.split(".")
-    for i in range(len(parts) - 1, 0, -1):
-        try:
-            owner = namespace
-            for part in parts[:i]:
-                owner = owner[part] if isinstance(owner, Mapping) else getattr(owner, part)
-        except (KeyError, AttributeError):
-            continue
-        field = parts[i]
-        for name in (f"{field.split('_')[0]}_source", "source"):  # card.cuda_capacity → card.cuda_source
-            source = getattr(owner, name, None)
-            if isinstance(source, str) and source:
-                return source
-    return ""
-
-
 def deriving_documents(pages: list[Page]) -> dict[str, str]:
     """Each section of facts' home: the document that refers to that section most (the ladder's
     is document 06, the time model's 05), earlier documents winning ties."""
@@ -204,14 +182,7 @@ def popovers(pages: list[Page], provenance: Provenance, namespace: Mapping[str, 
     # with its own formula and arithmetic, read where the page read it.
     deeper = {path: resolve(namespace, path) for path in dict.fromkeys(shown) if path not in provenance.facts}
     for path in provenance.closure(dict.fromkeys(shown)) + [p for p, v in deeper.items() if isinstance(v, Result)]:
-        value = provenance.facts[path] if path in provenance.facts else deeper[path]
-        entry: dict[str, Any] = {"text": show(value)}
-        if isinstance(value, Result):
-            entry.update(formula=value.formula, worked=value.worked if value.worked != str(value) else "")
-        if inputs := provenance.inputs(path):
-            entry["inputs"] = inputs
-        if source := source_of(path, namespace):
-            entry["source"] = source
+        entry = provenance.entry(path, deeper.get(path))
         if path.split(".", 1)[0] in homes:
             entry["home"] = homes[path.split(".", 1)[0]]
         facts[path] = entry

@@ -11,7 +11,8 @@ first input to the last result. Rounding happens once, here, when a number is sh
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from typing import Any
 
 KiB = 1024
 MiB = 1024 ** 2
@@ -135,12 +136,17 @@ class Result:
 
     `value` is exact and in base units; `unit` decides how it is shown; `formula` is the
     rule in words and `worked` the same rule with the numbers put in, ending in the result.
+    `inputs` are the results the computation used, in the order its worked line shows them
+    (calc.core.arith records them); `origin` is the object and attribute a given was read off
+    (a config field, a datasheet line). Neither takes part in equality.
     """
 
     value: float
     unit: Unit
     formula: str = ""
     worked: str = ""
+    inputs: tuple["Result", ...] = field(default=(), compare=False, repr=False)
+    origin: tuple[Any, str] | None = field(default=None, compare=False, repr=False)
 
     def __str__(self) -> str:
         return self.unit.show(self.value)

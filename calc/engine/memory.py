@@ -13,7 +13,6 @@ the published measurement it rests on, and set beside published logs in calc.eng
 """
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass
 from functools import lru_cache
 
@@ -22,6 +21,7 @@ from ..model.anatomy import count_parameters
 from ..model.lora import slots_reserved
 from ..specs.models import Model
 from ..specs.precision import BF16, Precision
+from ..core.arith import Expr, ceil, field, made_of, term
 from ..core.units import (BYTES, COUNT, FRACTION, GIB_HELD, MIB_REPORTED, RATIO_FINE, TOKENS, GiB, Result, given,
     grouped, plain)
 from . import sharding
@@ -102,9 +102,7 @@ class Accounting:
     def headroom(self) -> Result:
         """What the utilisation leaves on the card: the CUDA context, NCCL, custom all-reduce buffers,
         cuBLAS handles, all made before the snapshot, and fragmentation."""
-        value = self.total.value - self.pool.value
-        return Result(value, GIB_HELD, formula="CUDA's total − the pool",
-                      worked=f"{self.total.operand} − {self.pool.operand} = {GIB_HELD.show(value)}")
+        return (term(self.total) - term(self.pool)).result(GIB_HELD, "CUDA's total − the pool")
 
     @property
     def consumed(self) -> Result:
@@ -113,33 +111,26 @@ class Accounting:
         as "total consumed")."""
         if not self.runner_state.value:
             return self.non_torch
-        value = self.non_torch.value + self.runner_state.value
-        return Result(value, GIB_HELD, formula="non-torch growth + the model runner's persistent state",
-                      worked=f"{self.non_torch.operand} + {self.runner_state.operand} = {GIB_HELD.show(value)}")
+        return (term(self.non_torch) + term(self.runner_state)).result(
+            GIB_HELD, "non-torch growth + the model runner's persistent state")
 
     @property
     def reserve(self) -> Result:
         """Everything the profile takes besides the weights and any LoRA slots."""
-        parts = [self.activation, self.consumed, self.graphs]
-        value = sum(p.value for p in parts)
-        return Result(value, GIB_HELD, formula="activation peak + consumed beyond the weights + CUDA-graph estimate",
-                      worked=f"{' + '.join(p.operand for p in parts)} = {GIB_HELD.show(value)}")
+        return (term(self.activation) + term(self.consumed) + term(self.graphs)).result(
+            GIB_HELD, "activation peak + consumed beyond the weights + CUDA-graph estimate")
 
     @property
     def reported_consumed(self) -> Result:
         """What the closing INFO summary calls "consumed memory (weights + non-torch)": the fall in free
         memory since the snapshot, which holds the model runner's state too."""
-        value = self.weights.value + self.consumed.value
-        return Result(value, GIB_HELD, formula="weights + consumed beyond the weights",
-                      worked=f"{self.weights.operand} + {self.consumed.operand} = {GIB_HELD.show(value)}")
+        return (term(self.weights) + term(self.consumed)).result(GIB_HELD, "weights + consumed beyond the weights")
 
     @property
     def reported_peak(self) -> Result:
         """What the closing INFO summary calls "peak activation": the profile's transient peak with the
         CUDA-graph estimate the budget subtracted (vllm/v1/worker/gpu_worker.py, peak_activation_memory)."""
-        value = self.activation.value + self.graphs.value
-        return Result(value, GIB_HELD, formula="activation peak + CUDA-graph estimate subtracted",
-                      worked=f"{self.activation.operand} + {self.graphs.operand} = {GIB_HELD.show(value)}")
+        return (term(self.activation) + term(self.graphs)).result(GIB_HELD, "activation peak + CUDA-graph estimate subtracted")
 
     @property
     def fits(self) -> bool:
@@ -230,12 +221,17 @@ class Rungs:
         return self.accounting.headroom
 
 
-def _subtractable(terms: list[Result], value: float) -> list[str]:
-    """The terms as printed when they subtract by hand to the result as printed; precisely otherwise."""
+def _subtracted(terms: list[Result]) -> Expr:
+    """terms[0] − terms[1] − …, each as printed when they subtract by hand to the result as printed;
+    precisely otherwise."""
+    value = terms[0].value - sum(t.value for t in terms[1:])
     rounded = [round(t.value / GiB, 2) for t in terms]
-    if abs(rounded[0] - sum(rounded[1:]) - round(value / GiB, 2)) < 0.005:
-        return [str(t) for t in terms]
-    return [t.operand for t in terms]
+    as_printed = abs(rounded[0] - sum(rounded[1:]) - round(value / GiB, 2)) < 0.005
+    shown = [term(t, str(t) if as_printed else None) for t in terms]
+    out = shown[0]
+    for t in shown[1:]:
+        out = out - t
+    return out
 
 
 def gib(value: float, what: str) -> Result:
@@ -243,23 +239,20 @@ def gib(value: float, what: str) -> Result:
 
 
 def requested(total: Result, utilisation: float) -> Result:
-    value = math.ceil(total.value * utilisation)
-    return Result(value, GIB_HELD, formula="⌈CUDA's total × gpu_memory_utilization⌉",
-                  worked=f"⌈{total.operand} × {utilisation:g}⌉ = {GIB_HELD.show(value)}")
+    share = given(utilisation, FRACTION, "gpu_memory_utilization")
+    return ceil(term(total) * term(share, f"{utilisation:g}")).result(GIB_HELD, "⌈CUDA's total × gpu_memory_utilization⌉")
 
 
 def weights_loaded(model: Model, precision: Precision, tensor: int, pipeline: int) -> Result:
     """What "Model loading took" measures on one GPU: its share of the weights and the rotary table."""
     weights = sharding.weights_per_gpu(model, precision, tensor, pipeline)
     table = sharding.rotary_table(model)
-    value = weights.value + table.value
+    rotary = term(table, f"{grouped(table.value)} B")
     if tensor == pipeline == 1 and not precision.quantised:  # every parameter, at one width
-        total = count_parameters(model).total.value
-        return Result(value, GIB_HELD, formula="parameters × bytes per parameter + rotary table",
-                      worked=(f"{grouped(total)} × {plain(precision.bytes)} B + {grouped(table.value)} B = "
-                              f"{GIB_HELD.show(value)}"))
-    return Result(value, GIB_HELD, formula="weights per GPU + rotary table",
-                  worked=f"{grouped(weights.value)} B + {grouped(table.value)} B = {GIB_HELD.show(value)}")
+        total = count_parameters(model).total
+        return (term(total, grouped(total.value)) * term(precision.bytes, f"{plain(precision.bytes)} B") + rotary).result(
+            GIB_HELD, "parameters × bytes per parameter + rotary table")
+    return (term(weights, f"{grouped(weights.value)} B") + rotary).result(GIB_HELD, "weights per GPU + rotary table")
 
 
 def sampler_bytes_per_logit(release: Release = PINNED) -> Result:
@@ -273,9 +266,9 @@ def sampler_bytes_per_logit(release: Release = PINNED) -> Result:
 
 def forward_bytes_per_token(model: Model, tensor: int) -> Result:
     intermediate = _intermediate(model) // tensor
-    value = (3 * intermediate + 4 * model.hidden_size) * BF16.bytes
-    return Result(value, BYTES, formula="(3 × intermediate per GPU + 4 × hidden) × 2 B",
-                  worked=f"(3 × {grouped(intermediate)} + 4 × {grouped(model.hidden_size)}) × 2 B = {BYTES.show(value)}")
+    hidden = field(model, "hidden_size")
+    return ((3 * term(intermediate) + 4 * term(hidden)) * term(BF16.bytes, "2 B")).result(
+        BYTES, "(3 × intermediate per GPU + 4 × hidden) × 2 B")
 
 
 def _intermediate(model: Model) -> int:
@@ -323,11 +316,10 @@ def runner_state(model: Model, seqs: int, release: Release) -> Result:
     if not release.v2_runner:
         return Result(0, GIB_HELD, formula="none: this release's default model runner keeps no such state",
                       worked=f"0 GiB: vLLM {release.version} runs the V1 model runner by default")
-    vocab = model.vocab_size
-    mask = -(-vocab // 32)
-    value = seqs * (vocab + mask) * 4
-    return Result(value, GIB_HELD, formula="max_num_seqs × (vocabulary + ⌈vocabulary ÷ 32⌉) × 4 B",
-                  worked=f"{grouped(seqs)} × ({grouped(vocab)} + {grouped(mask)}) × 4 B = {GIB_HELD.show(value)}")
+    vocab = field(model, "vocab_size")
+    mask = -(-model.vocab_size // 32)
+    return (term(seqs) * (term(vocab) + term(mask)) * term(4, "4 B")).result(
+        GIB_HELD, "max_num_seqs × (vocabulary + ⌈vocabulary ÷ 32⌉) × 4 B")
 
 
 def graph_estimate(layers: int, eager: bool) -> Result:
@@ -366,18 +358,17 @@ def account(model: Model, card: Card, weights: Precision, kv: Precision, utilisa
         available = given(kv_cache_memory_bytes, GIB_HELD, "--kv-cache-memory-bytes")
     else:
         terms = [pool, loaded, peak, growth] + ([state] if state.value else []) + [graphs] + ([lora] if lora.value else [])
-        value = pool.value - sum(t.value for t in terms[1:])
-        shown = " − ".join(_subtractable(terms, value))
-        available = Result(value, GIB_HELD, formula="pool − weights − activation peak − non-torch"
-                           + (" − runner state" if state.value else "") + " − CUDA graphs"
-                           + (" − LoRA slots" if lora.value else ""), worked=f"{shown} = {GIB_HELD.show(value)}")
+        available = _subtracted(terms).result(GIB_HELD, "pool − weights − activation peak − non-torch"
+                                              + (" − runner state" if state.value else "") + " − CUDA graphs"
+                                              + (" − LoRA slots" if lora.value else ""))
     per_token = sharding.cache_per_token(model, kv, tensor, pipeline)
-    block_bytes = Result(block_size * per_token.value, MIB_REPORTED, formula="block × cache per token on this GPU",
-                         worked=f"{block_size} × {grouped(per_token.value)} B = {grouped(block_size * per_token.value)} B")
+    block_bytes = (term(block_size) * term(per_token, f"{grouped(per_token.value)} B")).result(
+        MIB_REPORTED, "block × cache per token on this GPU", shown=f"{grouped(block_size * per_token.value)} B")
     count = max(int(available.value // block_bytes.value), 0)
-    blocks = Result(count, COUNT, formula="⌊available ÷ bytes per block⌋",
-                    worked=(f"⌊{grouped(int(available.value))} B ÷ {grouped(block_bytes.value)} B⌋ = {grouped(count)}"
-                            if available.value > 0 else f"no blocks: {available} available"))
+    blocks = ((term(available, f"{grouped(int(available.value))} B") // term(block_bytes, f"{grouped(block_bytes.value)} B"))
+              .result(COUNT, "⌊available ÷ bytes per block⌋") if available.value > 0 else
+              Result(count, COUNT, formula="⌊available ÷ bytes per block⌋", worked=f"no blocks: {available} available",
+                     inputs=made_of(available)))
     per_request = -(-max_model_len // block_size)
     concurrency_value = count / per_request
     concurrency = Result(concurrency_value, RATIO_FINE, formula="blocks ÷ ⌈max_model_len ÷ block⌉",
