@@ -13,22 +13,19 @@ from ..model.weights import weight_bytes
 from . import memory
 from .memory import Accounting, Rungs
 from ..specs.stack import Stack
+from ..core.arith import field, made_of, term
 from ..core.units import COUNT, GIB_HELD, PERCENT, RATIO, TIMES, TOKENS, Result, floor_count, grouped, plain
 
 
 
 def key_width(model: Model) -> Result:
     """The width of one layer's keys (and of its values): KV heads × head dimension."""
-    value = model.num_key_value_heads * model.head_dim
-    return Result(value, COUNT, formula="kv_heads × head_dim",
-                  worked=f"{model.num_key_value_heads} × {model.head_dim} = {grouped(value)}")
+    return (term(field(model, "num_key_value_heads")) * term(field(model, "head_dim"))).result(COUNT, "kv_heads × head_dim")
 
 
 def bytes_for_tokens(per_token: Result, tokens: int) -> Result:
     """The cache one sequence holds once it has reached `tokens` tokens."""
-    value = per_token.value * tokens
-    return Result(value, GIB_HELD, formula="per token × tokens",
-                  worked=f"{per_token.operand} × {grouped(tokens)} = {GIB_HELD.show(value)}")
+    return (term(per_token) * term(tokens, grouped(tokens))).result(GIB_HELD, "per token × tokens")
 
 
 def blocks_for(tokens: int, block_size: int) -> int:
@@ -53,12 +50,12 @@ def token_capacity(budget: Result, per_token: Result, block_size: int) -> Result
     """The tokens the KV budget holds, in whole blocks: the figure an engine logs at start-up."""
     if budget.value <= 0:
         return Result(0, TOKENS, formula="⌊KV budget ÷ (block × per token)⌋ × block",
-                      worked=f"a KV budget of {budget} holds no tokens")
+                      worked=f"a KV budget of {budget} holds no tokens", inputs=made_of(budget))
     blocks = floor_count(budget.value, block_size * per_token.value)
     value = blocks * block_size
     return Result(value, TOKENS, formula="⌊KV budget ÷ (block × per token)⌋ × block",
                   worked=f"⌊{grouped(int(budget.value))} B ÷ ({block_size} × {grouped(per_token.value)} B)⌋ = {_blocks(blocks)}; "
-                         f"{grouped(blocks)} × {block_size} = {TOKENS.show(value)}")
+                         f"{grouped(blocks)} × {block_size} = {TOKENS.show(value)}", inputs=made_of(budget, per_token))
 
 
 def users_by_tokens(capacity: Result, per_user: Result) -> Result:
@@ -66,7 +63,7 @@ def users_by_tokens(capacity: Result, per_user: Result) -> Result:
     users = floor_count(capacity.value, per_user.value)
     return Result(users, COUNT, formula="⌊token capacity ÷ tokens per user⌋",
                   worked=(f"{capacity} ÷ {per_user} = {grouped(capacity.value / per_user.value, 2)} → "
-                          f"{grouped(users)} users"))
+                          f"{grouped(users)} users"), inputs=made_of(capacity, per_user))
 
 
 def bytes_paged(per_token: Result, tokens: int, block_size: int) -> Result:
@@ -79,6 +76,7 @@ def bytes_paged(per_token: Result, tokens: int, block_size: int) -> Result:
         formula="⌈tokens ÷ block⌉ × block × per token",
         worked=(f"⌈{grouped(tokens)} ÷ {block_size}⌉ = {_blocks(blocks)}; "
                 f"{grouped(blocks)} × {block_size} × {per_token.operand} = {GIB_HELD.show(value)}"),
+        inputs=made_of(per_token),
     )
 
 
@@ -125,8 +123,7 @@ def ladder(stack: Stack) -> Ladder:
     # Users are whole blocks each, so they divide the blocks, not the engine's logged token figure
     # (which counts ⌈limit ÷ block⌉ blocks as `limit` tokens).
     count = int(accounting.blocks.value)
-    capacity = Result(count * stack.block_size, TOKENS, formula="blocks × block",
-                      worked=f"{grouped(count)} × {stack.block_size} = {TOKENS.show(count * stack.block_size)}")
+    capacity = (term(accounting.blocks, grouped(count)) * term(stack.block_size)).result(TOKENS, "blocks × block")
     return Ladder(
         stack=stack,
         accounting=accounting,
@@ -139,7 +136,8 @@ def ladder(stack: Stack) -> Ladder:
         paging_gain=Result(per_user.value / per_user_paged.value, RATIO,
                            formula="tokens charged at the limit ÷ tokens held, in blocks",
                            worked=(f"{tokens_per_user} ÷ {tokens_per_user_paged} = "
-                                   f"{RATIO.show(tokens_per_user.value / tokens_per_user_paged.value)}")),
+                                   f"{RATIO.show(tokens_per_user.value / tokens_per_user_paged.value)}"),
+                           inputs=made_of(tokens_per_user, tokens_per_user_paged)),
     )
 
 
@@ -182,7 +180,8 @@ class Levers:
         factors = [step.gain for step in self.steps[1:]]
         value = math.prod(f.value for f in factors)
         shown = " × ".join(f"({f.worked.rpartition(' = ')[0]})" for f in factors)
-        return Result(value, RATIO, formula="the levers' gains multiplied", worked=f"{shown} = {RATIO.show(value)}")
+        return Result(value, RATIO, formula="the levers' gains multiplied", worked=f"{shown} = {RATIO.show(value)}",
+                      inputs=made_of(*factors))
 
 
 def stacked_levers(stack: Stack) -> Levers:
@@ -197,16 +196,17 @@ def stacked_levers(stack: Stack) -> Levers:
     typical = tokens_in_blocks(model.tokens_cached(stack.typical_conversation), stack.block_size)
     multi_head = replace(model, num_key_value_heads=model.num_attention_heads)
     fp8 = FP8 if stack.kv_precision.bytes > FP8.bytes else stack.kv_precision
+    heads = made_of(field(model, "num_attention_heads"), field(model, "num_key_value_heads"))
     gains = [
         Result(1.0, RATIO, formula="the starting point", worked="the starting point"),
         Result(model.query_heads_per_kv_head, RATIO, formula="num_attention_heads ÷ num_key_value_heads",
                worked=f"{model.num_attention_heads} ÷ {model.num_key_value_heads} = "
-                      f"{RATIO.show(model.query_heads_per_kv_head)}"),
+                      f"{RATIO.show(model.query_heads_per_kv_head)}", inputs=heads),
         Result(stack.kv_precision.bytes / fp8.bytes, RATIO, formula="bytes per element before ÷ after",
                worked=f"{plain(stack.kv_precision.bytes)} B ÷ {plain(fp8.bytes)} B = "
                       f"{RATIO.show(stack.kv_precision.bytes / fp8.bytes)}"),
         Result(worst.value / typical.value, RATIO, formula="tokens charged at the limit ÷ tokens held, in blocks",
-               worked=f"{worst} ÷ {typical} = {RATIO.show(worst.value / typical.value)}"),
+               worked=f"{worst} ÷ {typical} = {RATIO.show(worst.value / typical.value)}", inputs=made_of(worst, typical)),
     ]
     # On a tensor-parallel split the budget is one GPU's, so each step's cache per token is one GPU's share.
     share = ladder(stack).per_token.value / bytes_per_token(model, stack.kv_precision).value
@@ -214,8 +214,7 @@ def stacked_levers(stack: Stack) -> Levers:
     def on_one_gpu(per_token: Result) -> Result:
         if share == 1:
             return per_token
-        return Result(per_token.value * share, per_token.unit, formula="cache per token × this GPU's share",
-                      worked=f"{per_token.operand} × {plain(share)} = {per_token.unit.show(per_token.value * share)}")
+        return (term(per_token) * term(share, plain(share))).result(per_token.unit, "cache per token × this GPU's share")
     plan = [("multi_head", on_one_gpu(bytes_per_token(multi_head, stack.kv_precision)), worst),
             ("gqa", on_one_gpu(bytes_per_token(model, stack.kv_precision)), worst),
             ("fp8_cache", on_one_gpu(bytes_per_token(model, fp8)), worst),
@@ -228,24 +227,23 @@ def stacked_levers(stack: Stack) -> Levers:
     fp8_weights = weight_bytes(model, FP8)
     weights = weight_bytes(model, stack.weight_precision)
     budget_fp8_weights = budget.value + weights.value - fp8_weights.value
+    formula = "KV budget with fp8 weights ÷ KV budget − 1"
     if budget.value > 0:
-        gain = budget_fp8_weights / budget.value - 1
-        gain_worked = (f"({budget.operand} + {weights.operand} − {fp8_weights.operand}) ÷ {budget.operand} − 1 = "
-                       f"{PERCENT.show(gain)}")
+        budget_gain = ((term(budget) + term(weights) - term(fp8_weights)) / term(budget) - 1).result(PERCENT, formula)
     else:
-        gain = 0.0
-        gain_worked = (f"no gain can be stated as a share of a KV budget of {budget}; fp8 weights would make it "
-                       f"{GIB_HELD.show(budget_fp8_weights)}")
+        budget_gain = Result(0.0, PERCENT, formula=formula, inputs=made_of(budget, weights, fp8_weights),
+                             worked=(f"no gain can be stated as a share of a KV budget of {budget}; fp8 weights would "
+                                     f"make it {GIB_HELD.show(budget_fp8_weights)}"))
     return Levers(
         budget,
         *steps,
         gqa_factor=Result(model.query_heads_per_kv_head, TIMES, formula="num_attention_heads ÷ num_key_value_heads",
-                          worked=f"{model.num_attention_heads} ÷ {model.num_key_value_heads} = {model.query_heads_per_kv_head}×"),
+                          worked=f"{model.num_attention_heads} ÷ {model.num_key_value_heads} = {model.query_heads_per_kv_head}×",
+                          inputs=heads),
         fp8_factor=Result(stack.kv_precision.bytes / fp8.bytes, TIMES, formula="bytes per element before ÷ after",
                           worked=(f"{plain(stack.kv_precision.bytes)} B ÷ {plain(fp8.bytes)} B = "
                                   f"{TIMES.show(stack.kv_precision.bytes / fp8.bytes)}")),
-        fp8_weights_budget_gain=Result(gain, PERCENT, formula="KV budget with fp8 weights ÷ KV budget − 1",
-                                       worked=gain_worked),
+        fp8_weights_budget_gain=budget_gain,
     )
 
 

@@ -293,7 +293,7 @@ def activation_peak(model: Model, tensor: int, last_stage: bool, tokens: int, se
     return Result(value, GIB_HELD, formula="max(token budget × forward bytes per token, rows × vocabulary × sampler bytes)",
                   worked=(f"max({grouped(tokens)} × {forward.operand}, {grouped(rows)} × {grouped(model.vocab_size)} × "
                           f"{per_logit.operand}) = max({GIB_HELD.show(forward_total)}, {GIB_HELD.show(sampler)}) = "
-                          f"{GIB_HELD.show(value)}"))
+                          f"{GIB_HELD.show(value)}"), inputs=made_of(forward, field(model, "vocab_size"), per_logit))
 
 
 def non_torch_growth(tensor: int, pipeline: int) -> Result:
@@ -373,11 +373,11 @@ def account(model: Model, card: Card, weights: Precision, kv: Precision, utilisa
     concurrency_value = count / per_request
     concurrency = Result(concurrency_value, RATIO_FINE, formula="blocks ÷ ⌈max_model_len ÷ block⌉",
                          worked=(f"{grouped(count)} ÷ ⌈{grouped(max_model_len)} ÷ {block_size}⌉ = {grouped(count)} ÷ "
-                                 f"{grouped(per_request)} = {RATIO_FINE.show(concurrency_value)}"))
+                                 f"{grouped(per_request)} = {RATIO_FINE.show(concurrency_value)}"), inputs=made_of(blocks))
     held = int(concurrency_value * max_model_len)
     tokens_held = Result(held, TOKENS, formula="⌊concurrency × max_model_len⌋",
                          worked=(f"⌊{grouped(count)} ÷ {grouped(per_request)} × {grouped(max_model_len)}⌋ = "
-                                 f"{TOKENS.show(held)}"))
+                                 f"{TOKENS.show(held)}"), inputs=made_of(blocks))
     return Accounting(
         release=release, tensor=tensor, pipeline=pipeline, total=total,
         utilisation=given(utilisation, FRACTION, "gpu_memory_utilization"), pool=pool, weights=loaded,
