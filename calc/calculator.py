@@ -8,14 +8,17 @@ back as a message per field, never as an exception, a NaN or an infinity.
 """
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass, field, replace
-from typing import Any, Callable, Mapping
+from typing import Any, Callable, Iterator, Mapping
 
 from .facts import Facts, facts
 from .fields import CUSTOM, PASTED, Field, InputError, parse_config
 from .specs.models import Model
-from .core.present import BadFilter, UnknownFact, figure
+from .core.present import BadFilter, UnknownFact, figure, resolve
+from .core.provenance import Provenance
 from .specs.stack import REFERENCE, Stack
+from .core.units import Result
 
 Check = Callable[[Mapping[str, Any]], dict[str, str]]
 
@@ -104,13 +107,16 @@ class Calculator:
         return " · ".join(parts)
 
     def run(self, values: Mapping[str, Any], config_text: Any = None, paths: list[str] | tuple[str, ...] = (),
-            charts: list[str] | tuple[str, ...] = (), bars: bool = False) -> dict:
-        """Everything the page asks of this calculator: figures by reference, bars, chart curves."""
+            charts: list[str] | tuple[str, ...] = (), bars: bool = False, explain: list[str] | tuple[str, ...] = ()) -> dict:
+        """Everything the page asks of this calculator: figures by reference, bars, chart curves; or,
+        when a popover opens on a figure it recomputed, what `explain`'s figures were made of."""
         try:
             stack, notes = self.stack(values, config_text)
         except InputError as err:
             return {"ok": False, "errors": err.errors}
         namespace = facts(stack)
+        if explain:
+            return {"ok": True, "facts": explained(namespace, [str(path).partition("|")[0] for path in explain])}
         refs = {}
         for ref in paths:
             try:
@@ -127,4 +133,42 @@ class Calculator:
         if bars and self.bars:
             answer["bars"] = self.bars(namespace)
         return answer
+
+
+def _fields_near(shown: list[tuple[str, Any]], depth: int = 2) -> Iterator[tuple[str, Result]]:
+    """The results held in the fields of the objects the shown figures belong to (the ladder's
+    accounting, say), by path: so an input that is one of them is named as the page names it.
+    Fields only, never properties, which would compute."""
+    def walk(prefix: str, value: Any, left: int) -> Iterator[tuple[str, Result]]:
+        if isinstance(value, Result):
+            yield prefix, value
+        elif left and dataclasses.is_dataclass(value) and not isinstance(value, type):
+            for f in dataclasses.fields(value):
+                yield from walk(f"{prefix}.{f.name}", getattr(value, f.name), left - 1)
+
+    parents = dict.fromkeys(path.rsplit(".", 1)[0] for path, _ in shown if "." in path)
+    for parent in parents:
+        owner = dict(shown).get(parent)
+        if owner is None:
+            continue
+        yield from walk(parent, owner, depth)
+
+
+def explained(namespace: Facts, paths: list[str]) -> dict[str, dict[str, Any]]:
+    """What each shown figure's popover says on the reader's stack: its arithmetic and, walked to the
+    end, what it was made of. Only the shown figures are looked up (walking every fact would cost a
+    recompute many times over), so an input no figure on screen shows is named by what it is."""
+    shown: list[tuple[str, Any]] = []
+    for path in dict.fromkeys(p for path in paths for p in (path.rsplit(".", 1)[0], path) if p):
+        try:
+            shown.append((path, resolve(namespace, path)))
+        except (UnknownFact, ArithmeticError, ValueError, TypeError):
+            continue
+    stack = namespace.stack
+    provenance = Provenance(shown + list(_fields_near(shown)), namespace,
+                            owners={"stack": stack, "stack.model": stack.model, "stack.card": stack.card})
+    found: dict[str, dict[str, Any]] = {}
+    for path in provenance.closure(p for p in dict.fromkeys(paths) if isinstance(dict(shown).get(p), Result)):
+        found[path] = {"inputs": [], **provenance.entry(path)}
+    return found
 

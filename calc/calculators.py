@@ -776,7 +776,7 @@ def run_json(request: str, listener: progress.Listener | None = None) -> str:
         else:
             with progress.listening(listener):
                 answer = chosen.run(asked.get("values", {}), asked.get("config"), asked.get("paths", []),
-                                    asked.get("charts", []), bool(asked.get("bars")))
+                                    asked.get("charts", []), bool(asked.get("bars")), asked.get("explain", [])[:50])
     except Exception as err:  # the page must get an answer, whatever went wrong
         answer = {"ok": False, "errors": {"calculator": f"could not compute: {type(err).__name__}: {err}"}}
     return json.dumps(answer, ensure_ascii=False, allow_nan=False)

@@ -210,6 +210,10 @@ class Facts(Mapping[str, object]):
     def __iter__(self) -> Iterator[str]:
         return iter(SECTIONS)
 
+    def made(self) -> dict[str, object]:
+        """The sections computed so far: what a recompute has already paid for."""
+        return dict(self._made)
+
     def __len__(self) -> int:
         return len(SECTIONS)
 

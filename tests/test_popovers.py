@@ -45,16 +45,20 @@ def test_inputs_walk_back_to_the_datasheet_and_return(page):
     page.locator(".form-deep .ref[data-ref='ladder.users_worst']").first.click()
     assert "Derived in document 06" in _popover(page)
     inputs = page.locator(".popover-input")
-    assert inputs.count() == 2 and "token capacity" in inputs.first.text_content()
+    # users = ⌊blocks × block ÷ tokens per user⌋: the capacity in whole blocks, then the blocks counted
+    blocks = FACTS["ladder"].accounting.blocks
+    assert inputs.count() == 2 and "blocks × block" in inputs.first.text_content()
     inputs.first.click()
-    assert resolve(FACTS, "ladder.token_capacity").worked in _popover(page)
+    assert f"{blocks} × {FACTS['ladder'].stack.block_size} =" in _popover(page)
+    page.locator(".popover-input", has_text="blocks").first.click()
+    assert blocks.worked in _popover(page)
+    page.click(".popover-back")
     page.click(".popover-back")
     assert resolve(FACTS, "ladder.users_worst").worked in _popover(page)
 
 
 def test_the_pool_leads_to_cudas_total_and_its_source(page):
     page.locator(".form-deep .ref[data-ref='ladder.pool']").first.click()
-    page.locator(".popover-input", has_text="capacity").first.click()
     assert "Derived in document 06" in _popover(page)
     page.locator(".popover-input", has_text="cuda capacity").first.click()
     text = _popover(page)
@@ -94,16 +98,47 @@ def test_after_a_recompute_the_popover_follows_the_calculator(capacity_page):
     assert expected["refs"]["ladder.kv_budget"][1] in text and expected["refs"]["ladder.kv_budget"][0] in text
 
 
+def test_after_a_recompute_the_chain_is_the_readers_not_the_builds(capacity_page):
+    """Llama 3.1 70B in int4 on the H100: the KV budget's popover lists the 70B's weights, computed by
+    Python on the reader's inputs, not the 8B's from the build."""
+    page = capacity_page.page
+    calculator = Calculator("capacity")
+    assert calculator.set(page, model="llama-3.1-70b", weights="int4") == "computed"
+    values = {**CAPACITY.defaults, "model": "llama-3.1-70b", "weights": "int4"}
+    mine = CAPACITY.run(values, None, [], [], False, ["ladder.kv_budget"])["facts"]
+    weights = mine["ladder.accounting.weights"]["text"]
+    assert weights != str(FACTS["ladder"].weights) and float(weights.split()[0]) > 30
+    page.keyboard.press("Escape")
+    page.locator("[data-live~=capacity] .ref[data-ref='ladder.kv_budget']").first.click()
+    inputs = page.locator("#number-popover .popover-input")
+    expect(inputs.filter(has_text="weights")).to_contain_text(weights)
+    expect(page.locator("#number-popover")).not_to_contain_text(str(FACTS["ladder"].weights))
+    inputs.filter(has_text="weights").first.click()
+    expect(page.locator("#number-popover .popover-worked")).to_contain_text(mine["ladder.accounting.weights"]["worked"])
+
+
+def test_python_explains_a_recomputed_figure_by_what_it_used():
+    """The calculator's explanation on the reader's stack: every input it lists is explained in turn,
+    and the 70B's pool is the same card's pool as the 8B's."""
+    values = {**CAPACITY.defaults, "model": "llama-3.1-70b", "weights": "int4"}
+    facts_70b = CAPACITY.run(values, None, [], [], False, ["ladder.kv_budget"])["facts"]
+    budget = facts_70b["ladder.kv_budget"]
+    assert budget["inputs"][:2] == ["ladder.accounting.pool", "ladder.accounting.weights"]
+    assert all(path in facts_70b for entry in facts_70b.values() for path in entry["inputs"])
+    assert facts_70b["ladder.accounting.pool"]["text"] == str(FACTS["ladder"].pool)
+    assert "stack.model.vocab_size" in facts_70b and facts_70b["stack.model.vocab_size"]["text"] == "128,256"
+
+
 def test_the_headline_chain_reaches_the_config_fields_it_multiplies():
-    """A number's inputs are found by what its worked line prints; a small number (32, 8, 128) is
-    matched to the config field its formula names in the same place, so the chain from the users a
-    card holds walks back to the config and the datasheet."""
+    """The chain from the users a card holds walks back, through what each computation used, to the
+    config and the datasheet."""
     from calc.core.present import leaves
     from runbook.provenance import Provenance
-    provenance = Provenance(leaves(FACTS))
+    provenance = Provenance(leaves(FACTS), FACTS)
     assert provenance.inputs("ladder.per_token") == [
         "stack.model.num_hidden_layers", "stack.model.num_key_value_heads", "stack.model.head_dim"]
-    assert provenance.inputs("ladder.weights") == ["params.total"]
+    assert provenance.inputs("ladder.weights")[0] == "params.total"  # and the rotary table, an intermediate
+    assert provenance.value(provenance.inputs("ladder.weights")[1]).formula.startswith("rotary")
     chain = provenance.closure(["ladder.users_worst"])
     # the ladder's rungs are the engine's accounting, named where the walk first meets them
     assert {"ladder.accounting.available", "ladder.accounting.pool", "stack.card.engine_capacity", "params.embedding",

@@ -87,7 +87,8 @@ def term(value: Result | float, shown: str | None = None) -> Expr:
 def field(owner: Any, name: str, unit: Unit = COUNT, what: str = "") -> Result:
     """A number read off a config or a datasheet, as a result that remembers where it was read."""
     value = getattr(owner, name)
-    return Result(value, unit, formula=what or name.replace("_", " "), worked=unit.show(value), origin=(owner, name))
+    return Result(value, unit, formula=what or name.replace("_", " "), worked=unit.show(value), inputs=(),
+                  origin=(owner, name))
 
 
 def lift(value: Any) -> Expr:

@@ -21,9 +21,13 @@ INTERMEDIATE = "~"
 class Provenance:
     """Every fact of a namespace, and which facts each result was made of."""
 
-    def __init__(self, facts: Iterable[tuple[str, Any]], namespace: Mapping[str, Any] | None = None):
+    def __init__(self, facts: Iterable[tuple[str, Any]], namespace: Mapping[str, Any] | None = None,
+                 owners: Mapping[str, Any] | None = None):
         self.facts: dict[str, Any] = dict(facts)
         self.namespace = namespace
+        # Objects whose fields a given may be read off, by path: the reference stack's config and
+        # datasheet, when the facts are only some of the namespace's.
+        self._owners = {id(owner): path for path, owner in (owners or {}).items()}
         self._path_of: dict[int, str] = {}
         self._path_of_equal: dict[Result, str] = {}
         for path, value in self.facts.items():
@@ -40,7 +44,7 @@ class Provenance:
 
     def recorded(self, path: str) -> bool:
         value = self.facts.get(path)
-        return isinstance(value, Result) and bool(value.inputs or value.origin)
+        return isinstance(value, Result) and (value.inputs is not None or value.origin is not None)
 
     def inputs(self, path: str) -> list[str]:
         """The facts a result was made of, in the order its arithmetic uses them."""
@@ -54,7 +58,7 @@ class Provenance:
         if isinstance(value, Result):
             if value.origin is not None and (read := self._field_path(value)) and read != path:
                 found.append(read)
-            for i, used in enumerate(value.inputs):
+            for i, used in enumerate(value.inputs or ()):
                 linked = self._link(used, f"{path}{INTERMEDIATE}{i}")
                 if linked != path and linked not in found:
                     found.append(linked)
@@ -77,6 +81,10 @@ class Provenance:
         """The fact path of the config or datasheet field a given was read off: the field's name
         under an owner that is, by identity, the object it was read from."""
         owner, name = used.origin
+        if id(owner) in self._owners:
+            path = f"{self._owners[id(owner)]}.{name}"
+            self.facts.setdefault(path, getattr(owner, name))
+            return path
         for path in sorted(self._by_field.get(name, ()), key=len):
             parent = path.rsplit(".", 1)[0]
             if self.namespace is not None and "." in path:

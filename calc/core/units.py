@@ -137,15 +137,16 @@ class Result:
     `value` is exact and in base units; `unit` decides how it is shown; `formula` is the
     rule in words and `worked` the same rule with the numbers put in, ending in the result.
     `inputs` are the results the computation used, in the order its worked line shows them
-    (calc.core.arith records them); `origin` is the object and attribute a given was read off
-    (a config field, a datasheet line). Neither takes part in equality.
+    (calc.core.arith records them; None where nothing was recorded, () where nothing was used);
+    `origin` is the object and attribute a given was read off (a config field, a datasheet line).
+    Neither takes part in equality.
     """
 
     value: float
     unit: Unit
     formula: str = ""
     worked: str = ""
-    inputs: tuple["Result", ...] = field(default=(), compare=False, repr=False)
+    inputs: tuple["Result", ...] | None = field(default=None, compare=False, repr=False)
     origin: tuple[Any, str] | None = field(default=None, compare=False, repr=False)
 
     def __str__(self) -> str:

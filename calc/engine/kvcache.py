@@ -41,7 +41,7 @@ def tokens_in_blocks(tokens: int, block_size: int) -> Result:
     """The tokens a sequence is charged under paging: its length rounded up to whole blocks."""
     blocks = blocks_for(tokens, block_size)
     value = blocks * block_size
-    return Result(value, TOKENS, formula="⌈tokens ÷ block⌉ × block",
+    return Result(value, TOKENS, formula="⌈tokens ÷ block⌉ × block", inputs=(),  # two whole numbers, both shown
                   worked=f"⌈{grouped(tokens)} ÷ {block_size}⌉ = {_blocks(blocks)}; "
                          f"{grouped(blocks)} × {block_size} = {TOKENS.show(value)}")
 

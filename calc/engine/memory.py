@@ -261,7 +261,7 @@ def sampler_bytes_per_logit(release: Release = PINNED) -> Result:
     value = m["activation_gib"] * GiB / (m["rows"] * m["vocab"])
     return Result(value, BYTES, formula="measured activation peak ÷ (rows × vocabulary)",
                   worked=(f"{m['activation_gib']:g} GiB ÷ ({grouped(m['rows'])} × {grouped(m['vocab'])}) = "
-                          f"{BYTES.show(value, 2)} per logit"))
+                          f"{BYTES.show(value, 2)} per logit"), inputs=())  # a measured profile's figures
 
 
 def forward_bytes_per_token(model: Model, tensor: int) -> Result:
@@ -305,9 +305,10 @@ def non_torch_growth(tensor: int, pipeline: int) -> Result:
     else:
         value = NON_TORCH_GIB[4]
         return Result(value * GiB, GIB_HELD, formula="measured at tensor parallel 4, taken for more GPUs",
-                      worked=f"{value:g} GiB, as vLLM 0.19.0 measured it at tensor parallel 4 (no log at {tensor} published)")
+                      worked=f"{value:g} GiB, as vLLM 0.19.0 measured it at tensor parallel 4 (no log at {tensor} published)",
+                      inputs=())
     return Result(value * GiB, GIB_HELD, formula="measured, by tensor-parallel degree",
-                  worked=f"{value:g} GiB at {where}, as vLLM 0.19.0 measured it on H100s")
+                  worked=f"{value:g} GiB at {where}, as vLLM 0.19.0 measured it on H100s", inputs=())
 
 
 def runner_state(model: Model, seqs: int, release: Release) -> Result:
@@ -315,7 +316,7 @@ def runner_state(model: Model, seqs: int, release: Release) -> Result:
     of each vocabulary entry's appearances in the output and a bit mask of the prompt's, per sequence."""
     if not release.v2_runner:
         return Result(0, GIB_HELD, formula="none: this release's default model runner keeps no such state",
-                      worked=f"0 GiB: vLLM {release.version} runs the V1 model runner by default")
+                      worked=f"0 GiB: vLLM {release.version} runs the V1 model runner by default", inputs=())
     vocab = field(model, "vocab_size")
     mask = -(-model.vocab_size // 32)
     return (term(seqs) * (term(vocab) + term(mask)) * term(4, "4 B")).result(
@@ -324,13 +325,13 @@ def runner_state(model: Model, seqs: int, release: Release) -> Result:
 
 def graph_estimate(layers: int, eager: bool) -> Result:
     if eager:
-        return Result(0, GIB_HELD, formula="no CUDA graphs under --enforce-eager", worked="0 GiB: --enforce-eager")
+        return Result(0, GIB_HELD, formula="no CUDA graphs under --enforce-eager", worked="0 GiB: --enforce-eager", inputs=())
     (x0, y0), (x1, y1) = GRAPH_POINTS
     slope = (y1 - y0) / (x1 - x0)
     value = round(y0 + slope * (layers - x0), 9) * GiB  # a measured point lands on its figure exactly
     return Result(value, GIB_HELD, formula="the measured estimate, a line through 32 and 80 layers",
                   worked=(f"{y0:g} GiB + ({y1:g} GiB − {y0:g} GiB) × ({layers} − {x0}) ÷ ({x1} − {x0}) = "
-                          f"{GIB_HELD.show(value)}"))
+                          f"{GIB_HELD.show(value)}"), inputs=())  # two measured points and the layer count
 
 
 @lru_cache(maxsize=1024)
@@ -352,7 +353,7 @@ def account(model: Model, card: Card, weights: Precision, kv: Precision, utilisa
     estimated = graph_estimate(layers, eager)
     graphs = estimated if release.graph_estimate_subtracted else Result(
         0, GIB_HELD, formula="not subtracted by this release",
-        worked=f"{estimated} estimated, left in the headroom by vLLM {release.version}")
+        worked=f"{estimated} estimated, left in the headroom by vLLM {release.version}", inputs=made_of(estimated))
     lora = slots_reserved(model, max_lora_rank, max_loras, tensor)
     if kv_cache_memory_bytes is not None:
         available = given(kv_cache_memory_bytes, GIB_HELD, "--kv-cache-memory-bytes")

@@ -212,6 +212,19 @@ runbookDocuments(function () {
 
     window.addEventListener("beforeprint", () => fillOwed());
 
+    // A popover opened on a number this calculator recomputed explains it on the reader's inputs:
+    // Python is asked, with the request the figures on screen answer, what the number was made of.
+    function explain(event) {
+      if (!shownRequest) return;  // nothing recomputed yet: the build's explanation is the right one
+      event.preventDefault();
+      const asked = { ...shownRequest, paths: [], charts: [], bars: false, explain: event.detail.paths };
+      event.detail.reply(runtime.ask({ type: "run", request: asked }).then((reply) => {
+        const answer = typeof reply.answer === "string" ? JSON.parse(reply.answer) : reply.answer;
+        return answer.ok ? answer.facts : null;
+      }));
+    }
+    regions().forEach((region) => region.addEventListener("runbook-explain", explain));
+
     function fillWhenPaused() {
       clearTimeout(fillTimer);
       if (!owed.length) return;

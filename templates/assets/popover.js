@@ -3,7 +3,8 @@
 // formula, its arithmetic, the facts that arithmetic is made of (each one opens in turn, back to a
 // config field or a datasheet line), its source and the document that derives it. The facts come
 // from the build (runbook/provenance.py); the number's own text and arithmetic are read from the
-// page, so after a calculator recomputes, the popover follows it.
+// page, and for a number a calculator recomputed, what it was made of comes from Python on the
+// reader's inputs (a "runbook-explain" event its region's calculator answers), so the popover follows.
 runbookDocuments(function () {
   const source = document.getElementById("provenance");
   if (!source) return;
@@ -18,6 +19,9 @@ runbookDocuments(function () {
   document.body.append(pop);
   let anchor = null;
   let trail = [];
+  const explainedIn = new WeakMap();  // a region a calculator recomputed → Python's facts for it
+  let scope = null;  // the open number's recomputed region, if it has one
+  const factOf = (path) => ((scope && explainedIn.get(scope)) || {})[path] || data.facts[path] || {};
   let returning = false; // focus handed back to the number on Escape does not reopen it
 
   document.querySelectorAll(".ref").forEach((node) => {
@@ -32,11 +36,15 @@ runbookDocuments(function () {
     const parts = path.split(".");
     return parts[parts.length - 1].replace(/_/g, " ") + (parts.length > 1 ? " · " + parts.slice(0, -1).join(".") : "");
   };
-  // The number as the page shows it now, if the page shows it; else as the build computed it.
+  // The number as the reader's inputs make it, where a calculator recomputed it; else as the page
+  // shows it now; else as the build computed it.
   function current(path) {
+    const recomputed = ((scope && explainedIn.get(scope)) || {})[path];
+    if (recomputed) return recomputed.text;
     const node = document.querySelector(`.ref[data-ref="${CSS.escape(path)}"]`);
     return node ? node.textContent : (data.facts[path] || {}).text || "";
   }
+  const nameOf = (path) => factOf(path).name || words(path);
 
   function element(tag, className, text) {
     const node = document.createElement(tag);
@@ -46,11 +54,11 @@ runbookDocuments(function () {
   }
 
   function draw(path, node) {
-    const fact = data.facts[path] || {};
+    const fact = factOf(path);
     const worked = node && node.title ? node.title : fact.worked;
     pop.replaceChildren();
     const head = element("p", "popover-value", node ? node.textContent : current(path));
-    const name = element("p", "popover-name", words(path));
+    const name = element("p", "popover-name", nameOf(path));
     pop.append(head, name);
     if (fact.formula) pop.append(element("p", "popover-formula", fact.formula));
     if (worked && worked !== head.textContent) {
@@ -65,7 +73,7 @@ runbookDocuments(function () {
         const item = element("li");
         const button = element("button", "popover-input");
         button.type = "button";
-        button.append(element("span", "popover-input-value", current(input)), " ", element("span", "popover-input-name", words(input)));
+        button.append(element("span", "popover-input-value", current(input)), " ", element("span", "popover-input-name", nameOf(input)));
         button.addEventListener("click", () => { trail.push(path); draw(input, null); focusFirst(); });
         item.append(button);
         list.append(item);
@@ -101,9 +109,25 @@ runbookDocuments(function () {
     if (anchor === node && !pop.hidden) return;
     anchor = node;
     trail = [];
+    scope = node.closest("[data-live]");
+    if (scope) explainedIn.delete(scope);  // the reader may have changed an input since it was last asked
     draw(pathOf(node), node);
     node.setAttribute("aria-expanded", "true");
     place(node);
+    if (scope) askPython(node, scope);
+  }
+
+  // Redrawn once Python answers, if the reader is still on this number's first page.
+  function askPython(node, region) {
+    const path = pathOf(node);
+    region.dispatchEvent(new CustomEvent("runbook-explain", { cancelable: true, detail: {
+      paths: [path],
+      reply: (answer) => answer.then((facts) => {
+        if (!facts) return;
+        explainedIn.set(region, facts);
+        if (anchor === node && !pop.hidden && !trail.length) { draw(path, node); place(node); }
+      }, () => {}),
+    } }));
   }
 
   function close(refocus) {
