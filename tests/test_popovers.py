@@ -138,7 +138,7 @@ def test_the_headline_chain_reaches_the_config_fields_it_multiplies():
     assert provenance.inputs("ladder.per_token") == [
         "stack.model.num_hidden_layers", "stack.model.num_key_value_heads", "stack.model.head_dim"]
     assert provenance.inputs("ladder.weights")[0] == "params.total"  # and the rotary table, an intermediate
-    assert provenance.value(provenance.inputs("ladder.weights")[1]).formula.startswith("rotary")
+    assert "rotary" in provenance.value(provenance.inputs("ladder.weights")[1]).formula
     chain = provenance.closure(["ladder.users_worst"])
     # the ladder's rungs are the engine's accounting, named where the walk first meets them
     assert {"ladder.accounting.available", "ladder.accounting.pool", "stack.card.engine_capacity", "params.embedding",
