@@ -11,6 +11,7 @@ from dataclasses import dataclass
 
 from collections import Counter
 
+from ..core.arith import term, total
 from ..core.units import COUNT, MS, RATIO_FINE, SHARE, Result, Unit, grouped
 
 ORCA_SOURCE = "Yu et al., Orca: A Distributed Serving System for Transformer-Based Generative Models, OSDI 2022"
@@ -80,26 +81,28 @@ def _schedule(policy: str, requests, slots: int, placed, starts: dict[str, int])
     for slot, start, request in placed:
         for step in range(start, start + request.tokens):
             grid[slot][step] = request.name
-    busy = sum(r.tokens for r in requests)
-    share = busy / (slots * length)
-    waits = {r.name: Result(starts[r.name] - r.arrives, STEPS, formula="first step − arrival",
-                            worked=f"{starts[r.name]} − {r.arrives} = {starts[r.name] - r.arrives}") for r in requests}
-    total = sum(w.value for w in waits.values())
+    busy = total(term(r.tokens, str(r.tokens)) for r in requests).result(
+        COUNT, "Σ output tokens: slot-steps that make a token")
+    steps = Result(length, STEPS, formula="steps until the last request finishes", worked=f"{length} steps")
+    # the example's own numbers: a step and an arrival are data of the example, not results
+    waits = {r.name: (term(starts[r.name]) - term(r.arrives)).result(
+        STEPS, "first step − arrival", shown=str(starts[r.name] - r.arrives)) for r in requests}
+    summed = total(term(w, grouped(w.value)) for w in waits.values())
+    if len(waits) == 1:
+        summed = term(next(iter(waits.values())), f"({grouped(summed.value)})")
+    mean = summed / term(len(requests))
     longest = max(waits.values(), key=lambda w: w.value)
     return Schedule(
         policy=policy,
         grid=tuple(tuple(row) for row in grid),
         starts=starts,
-        steps=Result(length, STEPS, formula="steps until the last request finishes", worked=f"{length} steps"),
-        busy=Result(busy, COUNT, formula="Σ output tokens: slot-steps that make a token",
-                    worked=" + ".join(str(r.tokens) for r in requests) + f" = {busy}"),
-        utilisation=Result(share, SHARE, formula="busy slot-steps ÷ (slots × steps)",
-                           worked=f"{busy} ÷ ({slots} × {length}) = {SHARE.show(share)}"),
+        steps=steps,
+        busy=busy,
+        utilisation=(term(busy, str(busy.value)) / (term(slots) * term(steps, str(length)))).result(
+            SHARE, "busy slot-steps ÷ (slots × steps)"),
         waits=waits,
-        mean_wait=Result(total / len(requests), STEPS, formula="Σ waits ÷ requests",
-                         worked=("(" + " + ".join(grouped(w.value) for w in waits.values()) +
-                                 f") ÷ {len(requests)} = {grouped(total)} ÷ {len(requests)} = "
-                                 f"{STEPS.show(total / len(requests))}")),
+        mean_wait=mean.result(STEPS, "Σ waits ÷ requests",
+                              shown=f"{grouped(summed.value)} ÷ {len(requests)} = {STEPS.show(mean.value)}"),
         longest_wait=longest,
     )
 
@@ -114,11 +117,10 @@ def wall_time(schedule: Schedule, stack) -> Result:
     each sequence holding the stack's typical conversation."""
     from .timing import decode_step
     counts = sorted(Counter(busy_seats(schedule)).items())
-    times = {seats: decode_step(stack, seats, stack.typical_conversation).time.value for seats, _ in counts}
-    value = sum(n * times[seats] for seats, n in counts)
-    terms = " + ".join(f"{n} × {MS.precise(times[seats], 5)}" for seats, n in counts)
-    return Result(value, MS, formula="Σ steps × the step time at that many busy seats",
-                  worked=f"{terms} = {MS.precise(value, 5)}")
+    times = {seats: decode_step(stack, seats, stack.typical_conversation).time for seats, _ in counts}
+    # 0 + a + b … is a + b … to the bit
+    summed = total(term(n) * term(times[seats], MS.precise(times[seats].value, 5)) for seats, n in counts)
+    return summed.result(MS, "Σ steps × the step time at that many busy seats", shown=MS.precise(summed.value, 5))
 
 
 def section(stack) -> dict[str, object]:
@@ -130,18 +132,20 @@ def section(stack) -> dict[str, object]:
         "requests": Result(len(EXAMPLE), COUNT, formula="requests in the example", worked=f"{len(EXAMPLE)} requests"),
         "static": before,
         "continuous": after,
-        "speedup": Result(before.steps.value / after.steps.value, RATIO_FINE, formula="static steps ÷ continuous steps",
-                          worked=f"{before.steps.value} ÷ {after.steps.value} = "
-                                 f"{before.steps.value / after.steps.value:.2f}×"),
+        "speedup": _ratio(term(before.steps, str(before.steps.value)) / term(after.steps, str(after.steps.value)),
+                          "static steps ÷ continuous steps"),
         "static_time": slow,
         "continuous_time": fast,
-        "time_gain": Result(slow.value / fast.value, RATIO_FINE, formula="static time ÷ continuous time",
-                            worked=f"{MS.precise(slow.value, 5)} ÷ {MS.precise(fast.value, 5)} = "
-                                   f"{slow.value / fast.value:.2f}×"),
+        "time_gain": _ratio(term(slow, MS.precise(slow.value, 5)) / term(fast, MS.precise(fast.value, 5)),
+                            "static time ÷ continuous time"),
         "step_one": steps[min(steps)],
         "step_full": steps[max(steps)],
         "source": ORCA_SOURCE,
     }
+
+
+def _ratio(quotient, formula: str) -> Result:
+    return quotient.result(RATIO_FINE, formula, shown=f"{quotient.value:.2f}×")
 
 
 def decode_step_time(stack, seats: int) -> Result:

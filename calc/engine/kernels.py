@@ -30,6 +30,7 @@ from functools import lru_cache
 from ..specs.cards import A100_80, B200, CARDS, H100_SXM, H200_SXM, L40S, Card
 from ..specs.models import LLAMA_3_1_8B
 from ..specs.precision import BF16, FP8, Precision
+from ..core.arith import made_of, term
 from ..core.units import MICROSECONDS, MS, PERCENT, TFLOPS, Result, grouped
 from . import measured_kernels
 
@@ -70,10 +71,12 @@ def peak_compute(card: Card, precision: Precision) -> Result:
     is weight-only and multiplies in bf16."""
     if precision == FP8 and card.fp8_dense_tflops > 0:
         return Result(card.fp8_dense.value, TFLOPS, formula="dense fp8 tensor peak (datasheet)",
-                      worked=f"fp8 weights and activations on fp8 tensor cores: {card.fp8_dense}")
+                      worked=f"fp8 weights and activations on fp8 tensor cores: {card.fp8_dense}",
+                      inputs=made_of(card.fp8_dense))
     why = "no fp8 tensor cores, so fp8 weights multiply in bf16" if precision == FP8 else f"{precision.name} weights multiply in bf16"
     return Result(card.bf16_dense.value, TFLOPS, formula="dense bf16 tensor peak (datasheet)",
-                  worked=f"{why}: {card.bf16_dense}" if precision.quantised else f"{card.bf16_dense}")
+                  worked=f"{why}: {card.bf16_dense}" if precision.quantised else f"{card.bf16_dense}",
+                  inputs=made_of(card.bf16_dense))
 
 
 def ridge_tokens(card: Card, precision: Precision) -> float:
@@ -237,7 +240,9 @@ def decode_share(card: Card) -> Result:
                   worked=(f"{grouped(cache)} B ÷ (({MICROSECONDS.precise(seconds)} − "
                           f"{MICROSECONDS.precise(table.decode_floor_s)}) × {table.measured_on.bandwidth}) = "
                           f"{PERCENT.show(table.decode_share)}; {grouped(batch)} sequences of "
-                          f"{grouped(measured_kernels.CACHED)} tokens on the {table.measured_on.name}"))
+                          f"{grouped(measured_kernels.CACHED)} tokens on the {table.measured_on.name}"),
+                  # the share is the table's own, worked out when the table was kept: the line restates it
+                  inputs=made_of(decode_floor(card), table.measured_on.bandwidth))
 
 
 @lru_cache(maxsize=4096)
@@ -274,9 +279,10 @@ def all_reduce_time(card: Card, gpus: int, elements: int) -> Result:
         value = rows[0][1]
         worked = f"{MICROSECONDS.precise(value)} for the smallest message timed, {grouped(sizes[0])} elements ({source})"
     elif elements >= sizes[-1]:
-        value = rows[-1][1] * elements / sizes[-1]
-        worked = (f"{MICROSECONDS.precise(rows[-1][1])} × {grouped(elements)} ÷ {grouped(sizes[-1])} elements = "
-                  f"{MICROSECONDS.precise(value)}, past the largest message timed ({source})")
+        scaled = term(rows[-1][1], MICROSECONDS.precise(rows[-1][1])) * term(elements) / term(sizes[-1], f"{grouped(sizes[-1])} elements")
+        value = scaled.value
+        return scaled.result(MICROSECONDS if value < 0.001 else MS, "the measured all-reduce at this message size",
+                             shown=f"{MICROSECONDS.precise(value)}, past the largest message timed ({source})")
     else:
         i = bisect_left(sizes, elements)
         (n0, t0), (n1, t1) = rows[i - 1], rows[i]

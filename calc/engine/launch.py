@@ -20,6 +20,7 @@ from ..specs.models import Model
 from ..specs.repositories import KNOWN_MODELS, MODELS
 from ..specs.precision import BF16, FP8, Precision
 from ..specs.stack import Serving, Stack
+from ..core.arith import field, made_of, term
 from ..core.units import COUNT, FRACTION, GIB_HELD, TOKENS, Result, GiB, Unit, given, grouped
 
 VLLM_SERVE_DOCS = "https://docs.vllm.ai/en/stable/cli/serve/"
@@ -530,15 +531,15 @@ def shard(stack: Stack) -> Shard:
     tp = serving.tensor_parallel
     pool = accounting.pool
     if serving.kv_cache_memory_bytes is not None:
-        held = accounting.weights.value + accounting.reserve.value + accounting.lora.value + accounting.available.value
-        pool = Result(held, GIB_HELD, formula="weights per GPU + what the profile holds + LoRA slots + --kv-cache-memory-bytes",
-                      worked=(f"{accounting.weights} + {accounting.reserve} + {accounting.lora} + {accounting.available} = "
-                              f"{GIB_HELD.show(held)}; the utilisation is not used"))
+        held = (term(accounting.weights, str(accounting.weights)) + term(accounting.reserve, str(accounting.reserve))
+                + term(accounting.lora, str(accounting.lora)) + term(accounting.available, str(accounting.available)))
+        pool = held.result(GIB_HELD, "weights per GPU + what the profile holds + LoRA slots + --kv-cache-memory-bytes",
+                           shown=f"{GIB_HELD.show(held.value)}; the utilisation is not used")
     capacity = accounting.tokens
     worst = kvcache.users_by_tokens(capacity, base.tokens_per_user)
     paged = kvcache.users_by_tokens(capacity, base.tokens_per_user_paged)
-    seqs = given(accounting.max_num_seqs.value, COUNT, "--max-num-seqs" if serving.max_num_seqs else
-                 f"--max-num-seqs, {stack.engine.name}'s default on {stack.card.name}")
+    seqs = _restated(accounting.max_num_seqs, COUNT, "--max-num-seqs" if serving.max_num_seqs else
+                     f"--max-num-seqs, {stack.engine.name}'s default on {stack.card.name}")
     return Shard(
         accounting=accounting,
         tensor_parallel=given(tp, COUNT, "--tensor-parallel-size"),
@@ -555,29 +556,35 @@ def shard(stack: Stack) -> Shard:
         users_worst=worst,
         users_paged=paged,
         max_num_seqs=seqs,
-        max_num_batched_tokens=given(accounting.max_num_batched_tokens.value, COUNT,
-                                     "--max-num-batched-tokens, tokens a step"),
+        max_num_batched_tokens=_restated(accounting.max_num_batched_tokens, COUNT,
+                                         "--max-num-batched-tokens, tokens a step"),
         admitted_worst=_capped(worst, seqs),
         admitted_paged=_capped(paged, seqs),
         concurrency=accounting.concurrency,
     )
 
 
+def _restated(read: Result, unit: Unit, what: str) -> Result:
+    """A number the accounting holds, restated under its flag's name: shown as a given, made of that number."""
+    return Result(read.value, unit, formula=what, worked=unit.show(read.value), inputs=made_of(read))
+
+
 def kv_heads_per_gpu(model: Model, tp: int) -> Result:
     """Each GPU holds its share of the KV heads; past one head each, a head is copied to several GPUs."""
     heads = model.num_key_value_heads
-    if tp <= heads:
+    read = made_of(field(model, "num_key_value_heads"))
+    if tp <= heads:  # ⌊heads ÷ tp⌋, written without the floor
         return Result(heads // tp, COUNT, formula="KV heads ÷ tensor-parallel size",
-                      worked=f"{heads} ÷ {tp} = {heads // tp}")
+                      worked=f"{heads} ÷ {tp} = {heads // tp}", inputs=read)
     return Result(1, COUNT, formula="one KV head per GPU, copied when the GPUs outnumber the heads",
-                  worked=f"{tp} GPUs > {heads} KV heads: 1 each, every head held {tp // heads} times")
+                  worked=f"{tp} GPUs > {heads} KV heads: 1 each, every head held {tp // heads} times", inputs=read)
 
 
 def _capped(users: Result, seqs: Result) -> Result:
     value = min(users.value, seqs.value)
     return Result(value, COUNT, formula="the lesser of memory's users and --max-num-seqs",
                   worked=(f"the lesser of {grouped(users.value)} by memory and {grouped(seqs.value)} by "
-                          f"--max-num-seqs: {grouped(value)}"))
+                          f"--max-num-seqs: {grouped(value)}"), inputs=made_of(users, seqs))
 
 
 def utilisation_curve(stack: Stack) -> list[dict]:
@@ -684,26 +691,29 @@ KNOBS: dict[str, Knob] = {
 def other_engines(stack: Stack, one: Shard) -> dict[str, Result]:
     """The same card and model under other engines' memory rules, for the two comparisons the page makes."""
     base = kvcache.ladder(stack)
-    sglang = base.pool.value - one.weights.value
-    free = base.capacity.value - one.weights.value - one.reserve.value
-    trt = TRT_FREE_FRACTION * free
+    fraction = given(TRT_FREE_FRACTION, FRACTION, "kv_cache_free_gpu_memory_fraction")
     # Shown in tokens: the budget itself is in the arithmetic of the token count.
-    trt_tokens = kvcache.token_capacity(Result(trt, GIB_HELD), one.per_token, stack.block_size)
+    budget = (term(fraction, f"{TRT_FREE_FRACTION:g}") * (term(base.capacity, str(base.capacity))
+              - term(one.weights, str(one.weights)) - term(one.reserve, str(one.reserve)))).result(
+        GIB_HELD, "free fraction × (capacity − weights − vLLM's profiled reserve)")
+    trt_tokens = kvcache.token_capacity(budget, one.per_token, stack.block_size)
     total = LLAMA_SLOTS * stack.context_limit
+    slots, ctx = given(LLAMA_SLOTS, COUNT, "-np set explicitly, an example"), given(total, TOKENS, "-c, an example")
     return {
-        "sglang_budget": Result(sglang, GIB_HELD, formula="capacity × fraction − weights (activations outside it)",
-                                worked=f"{base.pool} − {one.weights} = {GIB_HELD.show(sglang)}"),
-        "activation_gap": given(one.reserve.value, GIB_HELD, "what vLLM's profile takes inside its pool"),
-        "trt_fraction": given(TRT_FREE_FRACTION, FRACTION, "kv_cache_free_gpu_memory_fraction"),
+        "sglang_budget": (term(base.pool, str(base.pool)) - term(one.weights, str(one.weights))).result(
+            GIB_HELD, "capacity × fraction − weights (activations outside it)"),
+        "activation_gap": _restated(one.reserve, GIB_HELD, "what vLLM's profile takes inside its pool"),
+        "trt_fraction": fraction,
         "trt_capacity": Result(trt_tokens.value, TOKENS,
                                formula="free fraction × (capacity − weights − vLLM's profiled reserve), in whole blocks",
-                               worked=(f"{TRT_FREE_FRACTION:g} × ({base.capacity} − {one.weights} − {one.reserve}) = "
-                                       f"{GIB_HELD.show(trt)}; {trt_tokens.worked}")),
+                               worked=(f"{budget.worked}; {trt_tokens.worked}"), inputs=made_of(budget, trt_tokens)),
         "trt_users": kvcache.users_by_tokens(trt_tokens, one.tokens_per_user_paged),
-        "llama_slots": given(LLAMA_SLOTS, COUNT, "-np set explicitly, an example"),
-        "llama_total": given(total, TOKENS, "-c, an example"),
+        "llama_slots": slots,
+        "llama_total": ctx,
+        # ⌊ctx ÷ slots⌋, written without the floor
         "llama_per_slot": Result(total // LLAMA_SLOTS, TOKENS, formula="ctx-size ÷ slots",
-                                 worked=f"{grouped(total)} ÷ {LLAMA_SLOTS} = {TOKENS.show(total // LLAMA_SLOTS)}"),
+                                 worked=f"{grouped(total)} ÷ {LLAMA_SLOTS} = {TOKENS.show(total // LLAMA_SLOTS)}",
+                                 inputs=made_of(ctx, slots)),
     }
 
 
@@ -715,11 +725,11 @@ def replicas_against_split(stack: Stack, gpus: int = REPLICA_GPUS) -> dict[str, 
     across them (tensor parallelism)."""
     one = shard(stack)
     split = shard(replace(stack, serving=replace(stack.serving, tensor_parallel=gpus)))
-    users = gpus * one.users_paged.value
+    count = given(gpus, COUNT, "GPUs, an example")
     return {
-        "gpus": given(gpus, COUNT, "GPUs, an example"),
-        "replicas": Result(users, COUNT, formula="GPUs × one GPU's paged users",
-                           worked=f"{gpus} × {grouped(one.users_paged.value)} = {grouped(users)}"),
+        "gpus": count,
+        "replicas": (term(count, str(gpus)) * term(one.users_paged, grouped(one.users_paged.value))).result(
+            COUNT, "GPUs × one GPU's paged users"),
         "split": split.users_paged,
     }
 
@@ -735,9 +745,7 @@ def section(stack: Stack) -> dict[str, object]:
         "default_utilisation": given(DEFAULT_UTILISATION, FRACTION_SHORT, f"vLLM's default ({CACHE_CONFIG})"),
         "defaults": engine_defaults(stack),
         "default_lora_rank": given(16, COUNT, f"vLLM's default --max-lora-rank ({LORA_CONFIG})"),
-        "blocks": Result(one.token_capacity.value / stack.block_size, COUNT, formula="token capacity ÷ block size",
-                         worked=f"{one.token_capacity} ÷ {stack.block_size} = "
-                                f"{grouped(one.token_capacity.value / stack.block_size)} blocks"),
+        "blocks": _blocks(one.token_capacity, stack),
         "seqs_bind": one.users_paged.value > one.max_num_seqs.value,
         "binds": one.binds,
         "at_default": _at_default_utilisation(stack),
@@ -746,6 +754,11 @@ def section(stack: Stack) -> dict[str, object]:
         "others": other_engines(stack, one),
         "replicas": replicas_against_split(stack),
     }
+
+
+def _blocks(capacity: Result, stack: Stack) -> Result:
+    blocks = term(capacity, str(capacity)) / term(field(stack, "block_size"), str(stack.block_size))
+    return blocks.result(COUNT, "token capacity ÷ block size", shown=f"{grouped(blocks.value)} blocks")
 
 
 def engine_defaults(stack: Stack) -> dict[str, Result]:
@@ -775,7 +788,7 @@ def _at_default_utilisation(stack: Stack) -> Result:
     """The same line without --gpu-memory-utilization: vLLM's current default instead."""
     users = shard(replace(stack, gpu_memory_utilization=DEFAULT_UTILISATION)).users_paged
     return Result(users.value, COUNT, formula=f"paged users at the default utilisation, {DEFAULT_UTILISATION:g}",
-                  worked=users.worked)
+                  worked=users.worked, inputs=users.inputs or made_of(users))
 
 
 def release_section(stack: Stack) -> dict[str, object]:

@@ -17,6 +17,7 @@ from ..specs.cards import CARDS, H100_SXM, Card
 from ..specs.models import Model
 from ..specs.precision import BF16, FP8, Precision
 from ..specs.repositories import MODELS
+from ..core.arith import term
 from ..core.units import COUNT, GIB_HELD, RATIO_FINE, SHARE, TOKENS, GiB, Result, given, grouped
 from . import memory
 from ..specs.release import BEFORE_0_17, PINNED, RELEASES, V0_19_0, V0_21_0, Release
@@ -458,18 +459,14 @@ class Term:
     def gap(self) -> Result | None:
         if self.log is None:
             return None
-        value = self.model.value - self.log.value
-        return Result(value, self.model.unit, formula="model − log",
-                      worked=f"{self.model.operand} − {self.log.operand} = {self.model.unit.show(value)}")
+        return (term(self.model) - term(self.log)).result(self.model.unit, "model − log")
 
     @property
     def share(self) -> Result | None:
         """The gap as a share of the log's figure."""
         if self.log is None or not self.log.value:
             return None
-        value = (self.model.value - self.log.value) / self.log.value
-        return Result(value, SHARE, formula="(model − log) ÷ log",
-                      worked=f"({self.model.operand} − {self.log.operand}) ÷ {self.log.operand} = {SHARE.show(value)}")
+        return ((term(self.model) - term(self.log)) / term(self.log)).result(SHARE, "(model − log) ÷ log")
 
     @property
     def matches(self) -> bool:

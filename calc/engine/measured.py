@@ -23,6 +23,7 @@ from dataclasses import dataclass
 from . import simulation, timing
 from ..model.roofline import decode_read
 from ..specs.stack import REFERENCE, Stack
+from ..core.arith import term, total
 from ..core.units import MS, MS_FINE, PERCENT, RATIO_FINE, TOKENS, TOKENS_PER_S, Result, given, grouped
 
 AIC = ("NVIDIA aiconfigurator-core 0.12.0, `estimate` in static mode on h100_sxm with its vllm 0.24.0 tables, "
@@ -52,9 +53,7 @@ class Comparison:
 
     @property
     def ratio(self) -> Result:
-        value = self.modelled.value / self.measured.value
-        return Result(value, RATIO_FINE, formula="model ÷ measurement",
-                      worked=f"{self.modelled.operand} ÷ {self.measured.operand} = {RATIO_FINE.show(value)}")
+        return (term(self.modelled) / term(self.measured)).result(RATIO_FINE, "model ÷ measurement")
 
 
 def _measured(value: float, unit, what: str) -> Result:
@@ -74,11 +73,10 @@ def kernel_comparisons(stack: Stack) -> dict[str, Comparison]:
     for key in ("step_1", "step_32", "step_128"):
         batch, seconds = KERNELS[key]
         step = timing.decode_step(stack, batch, KERNEL_CONTEXT)
-        kernels = sum(g.time.value for g in step.groups)
+        kernels = total(term(g.time) for g in step.groups)  # 0 + a + b … is a + b … to the bit
         out[key] = Comparison(key, f"decode step, {grouped(batch)} × {grouped(KERNEL_CONTEXT)} tokens, kernels", AIC,
                               _measured(seconds, MS, "aiconfigurator's estimate"),
-                              Result(kernels, MS, formula="the step's kernels, without its fixed cost",
-                                     worked=(" + ".join(g.time.operand for g in step.groups) + f" = {MS.show(kernels)}")))
+                              kernels.result(MS, "the step's kernels, without its fixed cost"))
     return out
 
 
@@ -88,21 +86,19 @@ SINGLE_STREAM = {"intercept_s": 6.44e-3, "slope_s": 4.37e-8, "prompt": 2000, "ou
 def single_stream(stack: Stack) -> dict[str, Comparison]:
     """One sequence's ITL after a 2,000-token prompt, and what each cached token adds to it."""
     m = SINGLE_STREAM
-    value = m["intercept_s"] + m["slope_s"] * m["prompt"]
-    measured = Result(value, MS_FINE, formula="the fitted intercept + slope × prompt",
-                      worked=(f"{MS.precise(m['intercept_s'])} + {m['slope_s'] * 1e3:.7f} ms × {grouped(m['prompt'])} = "
-                              f"{MS_FINE.show(value)}"))
+    slope = Result(m["slope_s"], MS, formula="fitted slope", worked=f"{m['slope_s'] * 1e3:.7f} ms a token")
+    intercept = _measured(m["intercept_s"], MS, "fitted intercept")
+    measured = (term(intercept, MS.precise(m["intercept_s"])) + term(slope, f"{m['slope_s'] * 1e3:.7f} ms")
+                * term(m["prompt"])).result(MS_FINE, "the fitted intercept + slope × prompt")
     held = m["prompt"] + m["output"] // 2
     step = timing.decode_step(stack, 1, held)
-    longer = timing.decode_step(stack, 1, held + 1000).time.value
-    per_token = (longer - step.time.value) / 1000
+    longer = timing.decode_step(stack, 1, held + 1000).time
+    per_token = (term(longer, MS.precise(longer.value, 7)) - term(step.time, MS.precise(step.time.value, 7))) / term(1000)
     return {
         "itl": Comparison("itl", f"one sequence's ITL after {grouped(m['prompt'])} tokens", BLOG, measured, step.time),
-        "slope": Comparison("slope", "what each cached token adds to one sequence's step", BLOG,
-                            Result(m["slope_s"], MS, formula="fitted slope", worked=f"{m['slope_s'] * 1e3:.7f} ms a token"),
-                            Result(per_token, MS, formula="(the step 1,000 tokens longer − the step) ÷ 1,000",
-                                   worked=(f"({MS.precise(longer, 7)} − {MS.precise(step.time.value, 7)}) ÷ 1,000 = "
-                                           f"{MS.precise(per_token)}"))),
+        "slope": Comparison("slope", "what each cached token adds to one sequence's step", BLOG, slope,
+                            per_token.result(MS, "(the step 1,000 tokens longer − the step) ÷ 1,000",
+                                             shown=MS.precise(per_token.value))),
     }
 
 
@@ -137,11 +133,11 @@ CLOSED_LOOP = (
 def derived_rate(b: Benchmark) -> Result:
     """Output tokens per second a closed loop sustains from its TTFT and TPOT: concurrency × output ÷
     (TTFT + (output − 1) × TPOT), each request's time in the loop."""
-    seconds = b.ttft_s + (b.output - 1) * b.tpot_s
-    value = b.concurrency * b.output / seconds
-    return Result(value, TOKENS_PER_S, formula="concurrency × output ÷ (TTFT + (output − 1) × TPOT)",
-                  worked=(f"{b.concurrency} × {grouped(b.output)} ÷ ({MS.precise(b.ttft_s)} + {grouped(b.output - 1)} × "
-                          f"{MS.precise(b.tpot_s)}) = {TOKENS_PER_S.show(value)}"))
+    # the two measured figures as closed_loops shows them, so the popover links them
+    ttft, tpot = _measured(b.ttft_s, MS, "TTFT, measured"), _measured(b.tpot_s, MS_FINE, "TPOT, measured")
+    seconds = term(ttft, MS.precise(b.ttft_s)) + term(b.output - 1) * term(tpot, MS.precise(b.tpot_s))
+    return (term(b.concurrency) * term(b.output) / seconds).result(
+        TOKENS_PER_S, "concurrency × output ÷ (TTFT + (output − 1) × TPOT)")
 
 
 def closed_loops(stack: Stack) -> dict[str, dict[str, Comparison]]:

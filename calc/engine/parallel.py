@@ -20,13 +20,14 @@ from ..model import operations
 from ..model.anatomy import count_parameters
 from . import memory, steptime
 from .sharding import (VOCAB_PADDING, VOCAB_SOURCE, cache_per_token, kv_copies, kv_heads_per_rank, matrices_per_gpu,
-    norms_per_gpu, stage_layers, tables_per_gpu)
+    norms_per_gpu, tables_per_gpu)
 from ..specs.cards import H200_SXM, L40S, Card
 from ..specs.models import DEEPSEEK_V3, LLAMA_3_1_405B, LLAMA_3_1_70B, MIXTRAL_8X7B, Model
 from ..specs.precision import BF16, FP8, PRECISIONS, Precision
 from ..model.weights import weight_bytes
 from . import kernels
 from ..specs.stack import MEASURED, Stack
+from ..core.arith import Expr, ceil_div, field, made_of, term, total
 from ..core.units import (BYTES, COUNT, GB_MOVED, GB_PER_S, GIB_HELD, MICROSECONDS, MS, PERCENT, RATIO, RATIO_FINE,
     SHARE, TIMES, TOKENS_PER_S, GiB, Result, given, grouped, plain)
 
@@ -52,6 +53,17 @@ ROUTING_SOURCE = ("DeepSeek-V3 config.json: n_group 8, topk_group 4, https://hug
                   "https://github.com/deepseek-ai/DeepEP")
 SGLANG_ALL_REDUCE_US = (3.7, 5.9)  # the fastest and slowest of SGLang's own kernel in the same table
 ACTIVATIONS = BF16  # what the all-reduces carry: activations stay in 16 bits under fp8 or int4 weights
+GPUS_PER_NODE = given(NODE_GPUS, COUNT, "GPUs per node")  # the fact parallel.node_gpus, as an operand
+
+
+def _scaled(read: Result, factor: float, shown: str) -> Expr:
+    """A datasheet number in its own units (GB/s) as an operand in base units, shown as the sheet prints it."""
+    return Expr(read.value * factor, shown, (read,))
+
+
+def _relabelled(result: Result) -> tuple[Result, ...]:
+    """The inputs of a result shown again under another name, with its own worked line: what it rests on."""
+    return result.inputs or made_of(result)
 
 
 def refusal(model: Model, tensor: int, pipeline: int) -> str:
@@ -77,9 +89,9 @@ def remainder(pool: Result, weights: Result, reserve: Result) -> Result:
     terms = (pool, weights, reserve)
     printed = round(value / GiB, 2)
     by_hand = round(pool.value / GiB, 2) - round(weights.value / GiB, 2) - round(reserve.value / GiB, 2)
-    shown = [t.operand for t in terms] if abs(by_hand - printed) > 0.005 else [str(t) for t in terms]
-    return Result(value, GIB_HELD, formula="pool − weights per GPU − activation, non-torch and CUDA graphs",
-                  worked=f"{shown[0]} − {shown[1]} − {shown[2]} = {GIB_HELD.show(value)}")
+    precise = abs(by_hand - printed) > 0.005
+    first, second, third = (term(t, None if precise else str(t)) for t in terms)
+    return (first - second - third).result(GIB_HELD, "pool − weights per GPU − activation, non-torch and CUDA graphs")
 
 
 @dataclass(frozen=True)
@@ -106,8 +118,8 @@ class Plan(memory.Rungs):
 
     @property
     def gpus(self) -> Result:
-        value = self.tensor * self.pipeline
-        return Result(value, COUNT, formula="tp × pp", worked=f"{self.tensor} × {self.pipeline} = {value}")
+        return (term(given(self.tensor, COUNT, "tensor-parallel degree"))
+                * term(given(self.pipeline, COUNT, "pipeline stages"))).result(COUNT, "tp × pp")
 
     @property
     def fits(self) -> bool:
@@ -132,12 +144,14 @@ class Plan(memory.Rungs):
         gpus = int(self.gpus.value)
         value = max(NODE_GPUS // gpus, 1)
         if not self.fits:
-            return Result(0, COUNT, formula="no copy serves", worked=f"{self.verdict}: no copy serves")
+            return Result(0, COUNT, formula="no copy serves", worked=f"{self.verdict}: no copy serves",
+                          inputs=made_of(self.kv_budget, self.users_worst))
         if gpus > NODE_GPUS:
             return Result(value, COUNT, formula="one copy over several nodes",
-                          worked=f"{gpus} GPUs span {self.nodes} nodes of {NODE_GPUS}: one copy")
-        return Result(value, COUNT, formula="⌊GPUs per node ÷ (tp × pp)⌋",
-                      worked=f"⌊{NODE_GPUS} ÷ {gpus}⌋ = {value}")
+                          worked=f"{gpus} GPUs span {self.nodes} nodes of {NODE_GPUS}: one copy",
+                          inputs=made_of(self.gpus, GPUS_PER_NODE))
+        # ⌊8 ÷ tp × pp⌋ is at least 1 here, so the max() above changes nothing
+        return (term(GPUS_PER_NODE) // term(self.gpus, str(gpus))).result(COUNT, "⌊GPUs per node ÷ (tp × pp)⌋")
 
     @property
     def copies_text(self) -> str:
@@ -164,10 +178,11 @@ class Plan(memory.Rungs):
         users, copies = int(self.users_worst.value), int(self.replicas.value)
         value = users * copies // self.nodes
         if self.nodes == 1:
-            return Result(value, COUNT, formula="users per copy × copies per node",
-                          worked=f"{grouped(users)} × {copies} = {grouped(value)}")
+            return (term(self.users_worst, grouped(users)) * term(self.replicas, str(copies))).result(
+                COUNT, "users per copy × copies per node")
         return Result(value, COUNT, formula="users per copy ÷ nodes per copy",
-                      worked=f"{grouped(users)} ÷ {self.nodes} = {grouped(users / self.nodes, 1)} → {grouped(value)}")
+                      worked=f"{grouped(users)} ÷ {self.nodes} = {grouped(users / self.nodes, 1)} → {grouped(value)}",
+                      inputs=made_of(self.users_worst))
 
 
 @lru_cache(maxsize=256)
@@ -180,9 +195,10 @@ def plan(stack: Stack, tensor: int, pipeline: int) -> Plan:
     capacity = accounting.tokens
     return Plan(
         stack=stack, tensor=tensor, pipeline=pipeline,
-        layers=Result(stage_layers(model, pipeline), COUNT, formula="⌈layers ÷ stages⌉",
-                      worked=f"⌈{model.num_hidden_layers} ÷ {pipeline}⌉ = {stage_layers(model, pipeline)}"),
-        kv_heads=given(kv_heads_per_rank(model, tensor), COUNT, "KV heads per rank"),
+        layers=ceil_div(field(model, "num_hidden_layers"), pipeline).result(COUNT, "⌈layers ÷ stages⌉"),
+        kv_heads=Result(kv_heads_per_rank(model, tensor), COUNT, formula="KV heads per rank",
+                        worked=COUNT.show(kv_heads_per_rank(model, tensor)),
+                        inputs=() if model.is_latent else made_of(field(model, "num_key_value_heads"))),
         kv_copies=kv_copies(model, tensor),
         matrices=matrices_per_gpu(model, tensor, pipeline),
         tables=tables_per_gpu(model, tensor, pipeline),
@@ -198,23 +214,23 @@ def plan(stack: Stack, tensor: int, pipeline: int) -> Plan:
 
 def one_way(card: Card) -> Result:
     """Datasheets quote NVLink and PCIe with both directions added; a ring sends one way at a time."""
-    value = card.interconnect_gb_per_s / 2 * 1e9
-    return Result(value, GB_PER_S, formula="the datasheet's link rate (both directions) ÷ 2",
-                  worked=f"{grouped(card.interconnect_gb_per_s)} GB/s ÷ 2 = {GB_PER_S.show(value)}")
+    # rate × 1e9 ÷ 2 is rate ÷ 2 × 1e9 to the bit: halving is exact
+    rate = field(card, "interconnect_gb_per_s", what="interconnect (both directions, GB/s)")
+    return (_scaled(rate, 1e9, f"{grouped(rate.value)} GB/s") / term(2)).result(
+        GB_PER_S, "the datasheet's link rate (both directions) ÷ 2")
 
 
 def achieved_link(stack: Stack) -> Result:
     line = one_way(stack.card)
-    value = line.value * stack.parallel.link_fraction
-    return Result(value, GB_PER_S, formula="link fraction × one-way rate",
-                  worked=f"{plain(stack.parallel.link_fraction)} × {line} = {GB_PER_S.precise(value)}")
+    fraction = field(stack.parallel, "link_fraction", PERCENT, "share of the one-way line rate a ring reaches")
+    # fraction × line is line × fraction to the bit: a product of two floats does not depend on the order
+    reached = term(fraction, plain(fraction.value)) * term(line, str(line))
+    return reached.result(GB_PER_S, "link fraction × one-way rate", shown=GB_PER_S.precise(reached.value))
 
 
 def ring_factor(gpus: int) -> Result:
     """Each GPU of a ring all-reduce sends (and receives) 2(n − 1) ÷ n of the message."""
-    value = 2 * (gpus - 1) / gpus
-    return Result(value, RATIO_FINE, formula="2(n − 1) ÷ n",
-                  worked=f"2 × ({gpus} − 1) ÷ {gpus} = {RATIO_FINE.show(value)}")
+    return (term(2) * (term(gpus) - term(1)) / term(gpus)).result(RATIO_FINE, "2(n − 1) ÷ n")
 
 
 @dataclass(frozen=True)
@@ -234,23 +250,21 @@ class AllReduces:
 
     @property
     def bytes(self) -> Result:
-        value = self.count.value * self.traffic.value
-        return Result(value, GB_MOVED, formula="all-reduces × traffic per GPU",
-                      worked=f"{grouped(self.count.value)} × {grouped(self.traffic.value)} B = {GB_MOVED.show(value)}")
+        return (term(self.count, grouped(self.count.value)) * term(self.traffic, f"{grouped(self.traffic.value)} B")).result(
+            GB_MOVED, "all-reduces × traffic per GPU")
 
     @property
     def time(self) -> Result:
-        value = self.count.value * self.each.value
-        return Result(value, MS, formula="all-reduces × time of each",
-                      worked=f"{grouped(self.count.value)} × {MICROSECONDS.precise(self.each.value)} = {MS.show(value)}")
+        return (term(self.count, grouped(self.count.value)) * term(self.each, MICROSECONDS.precise(self.each.value))).result(
+            MS, "all-reduces × time of each")
 
     @property
     def latency_share(self) -> Result:
         if not self.each.value:
-            return Result(0.0, PERCENT, formula="fixed cost ÷ time of one all-reduce", worked="no all-reduce to share out")
-        value = self.latency.value / self.each.value
-        return Result(value, PERCENT, formula="fixed cost ÷ time of one all-reduce",
-                      worked=f"{self.latency.operand} ÷ {MICROSECONDS.precise(self.each.value)} = {PERCENT.show(value)}")
+            return Result(0.0, PERCENT, formula="fixed cost ÷ time of one all-reduce", worked="no all-reduce to share out",
+                          inputs=made_of(self.each))
+        return (term(self.latency) / term(self.each, MICROSECONDS.precise(self.each.value))).result(
+            PERCENT, "fixed cost ÷ time of one all-reduce")
 
 
 def all_reduces(stack: Stack, tensor: int, tokens: int, layers: int) -> AllReduces:
@@ -262,31 +276,34 @@ def all_reduces(stack: Stack, tensor: int, tokens: int, layers: int) -> AllReduc
     model = stack.model
     link, latency = achieved_link(stack), given(stack.parallel.latency_s, MICROSECONDS, "fixed cost per all-reduce")
     elements = tokens * model.hidden_size
-    message = elements * ACTIVATIONS.bytes
-    message_r = Result(message, BYTES, formula="tokens × hidden × 2 B (bf16 activations)",
-                       worked=f"{grouped(tokens)} × {grouped(model.hidden_size)} × 2 B = {BYTES.show(message)}")
+    message_r = (term(tokens) * term(field(model, "hidden_size")) * term(ACTIVATIONS.bytes, "2 B")).result(
+        BYTES, "tokens × hidden × 2 B (bf16 activations)")
+    message = message_r.value
     if tensor == 1:
         none = Result(0, COUNT, formula="no tensor parallelism", worked="one GPU per stage: nothing to all-reduce")
         zero = Result(0, MICROSECONDS, worked="0 µs")
         return AllReduces(1, tokens, none, message_r, Result(0, BYTES, worked="0 B"), link, latency, zero, zero)
-    count = 2 * layers + 1
+    depth = term(field(model, "num_hidden_layers")) if layers == model.num_hidden_layers else term(layers)
+    count = (term(2) * depth + term(1)).result(COUNT, "2 × layers + 1 (the embedding)")
     factor = ring_factor(tensor)
-    traffic = message * factor.value
-    ring = stack.parallel.latency_s + traffic / link.value
+    # factor × message is message × factor to the bit
+    traffic_r = (term(factor, f"2 × ({tensor} − 1) ÷ {tensor}") * term(message_r, f"{grouped(message)} B")).result(
+        BYTES, "2(n − 1) ÷ n × message")
+    traffic = traffic_r.value
+    ring_e = term(latency, str(latency)) + term(traffic_r, f"{grouped(traffic)} B") / term(link)
+    ring = ring_e.value
     unit = MICROSECONDS if ring < 0.001 else MS  # a prompt's all-reduce can run to milliseconds
-    sketch = Result(ring, unit, formula="fixed cost + traffic ÷ achieved link",
-                    worked=f"{latency} + {grouped(traffic)} B ÷ {link.operand} = {unit.show(ring)}")
+    sketch = ring_e.result(unit, "fixed cost + traffic ÷ achieved link")
     measured = stack.parallel.all_reduce == MEASURED and bool(kernels.all_reduce_rows(stack.card, tensor))
     if measured:
         latency = kernels.all_reduce_time(stack.card, tensor, 1)
         latency = Result(latency.value, MICROSECONDS, formula="the smallest message's all-reduce, measured",
-                         worked=latency.worked)
+                         worked=latency.worked, inputs=_relabelled(latency))
     return AllReduces(
         gpus=tensor, tokens=tokens,
-        count=Result(count, COUNT, formula="2 × layers + 1 (the embedding)", worked=f"2 × {layers} + 1 = {count}"),
+        count=count,
         message=message_r,
-        traffic=Result(traffic, BYTES, formula="2(n − 1) ÷ n × message",
-                       worked=f"2 × ({tensor} − 1) ÷ {tensor} × {grouped(message)} B = {BYTES.show(traffic)}"),
+        traffic=traffic_r,
         link=link, latency=latency,
         each=kernels.all_reduce_time(stack.card, tensor, elements) if measured else sketch,
         sketch=sketch, measured=measured,
@@ -300,10 +317,9 @@ def handoffs(stack: Stack, pipeline: int, tokens: int) -> Result:
         return Result(0, MS, formula="one stage: no hand-off", worked="one stage: no hand-off")
     link = achieved_link(stack)
     message = tokens * stack.model.hidden_size * ACTIVATIONS.bytes
-    value = hops * (stack.parallel.latency_s + message / link.value)
-    return Result(value, MS, formula="(stages − 1) × (fixed cost + tokens × hidden × 2 B ÷ achieved link)",
-                  worked=(f"{hops} × ({MICROSECONDS.precise(stack.parallel.latency_s)} + {grouped(message)} B ÷ "
-                          f"{link.operand}) = {MS.show(value)}"))
+    latency = field(stack.parallel, "latency_s", MICROSECONDS, "fixed cost per all-reduce")
+    return (term(hops) * (term(latency, MICROSECONDS.precise(latency.value)) + term(message, f"{grouped(message)} B")
+                          / term(link))).result(MS, "(stages − 1) × (fixed cost + tokens × hidden × 2 B ÷ achieved link)")
 
 
 # ---- Time: one GPU's share of the step from the time model, plus the communication.
@@ -321,35 +337,27 @@ class Communicating:
 
     @property
     def communication(self) -> Result:
-        value = self.all_reduce.time.value + self.handoff.value
         if not self.handoff.value:
-            return Result(value, MS, formula="all-reduces", worked=self.all_reduce.time.worked)
-        return Result(value, MS, formula="all-reduces + hand-offs",
-                      worked=f"{self.all_reduce.time.operand} + {self.handoff.operand} = {MS.show(value)}")
+            value = self.all_reduce.time.value + self.handoff.value
+            return Result(value, MS, formula="all-reduces", worked=self.all_reduce.time.worked,
+                          inputs=_relabelled(self.all_reduce.time))
+        return (term(self.all_reduce.time) + term(self.handoff)).result(MS, "all-reduces + hand-offs")
 
     @property
     def time(self) -> Result:
-        value = self.compute.value + self.communication.value
-        return Result(value, MS, formula=self.TIME_FORMULA,
-                      worked=f"{self.compute.operand} + {self.communication.operand} = {MS.show(value)}")
+        return (term(self.compute) + term(self.communication)).result(MS, self.TIME_FORMULA)
 
     @property
     def share(self) -> Result:
-        value = self.communication.value / self.time.value
-        return Result(value, SHARE, formula=self.SHARE_FORMULA,
-                      worked=f"{self.communication.operand} ÷ {self.time.operand} = {SHARE.show(value)}")
+        return (term(self.communication) / term(self.time)).result(SHARE, self.SHARE_FORMULA)
 
 
 def _staged(groups: tuple[steptime.Group, ...], stages: int, overhead: Result, what: str) -> Result:
     """Each stage's kernels one after another, and the step's fixed cost once."""
-    stage = sum(g.time.value for g in groups)
-    value = stages * stage + overhead.value
-    kernels = " + ".join(g.time.operand for g in groups)
-    if stages == 1:
-        return Result(value, MS, formula=f"{what} on one GPU + the step's fixed cost",
-                      worked=f"{kernels} + {overhead.operand} = {MS.show(value)}")
-    return Result(value, MS, formula=f"stages × {what} on one GPU + the step's fixed cost",
-                  worked=f"{stages} × ({kernels}) + {overhead.operand} = {MS.show(value)}")
+    stage = total(term(g.time) for g in groups)  # 0 + a + b … is a + b … to the bit
+    if stages == 1:  # and 1 × the stage is the stage
+        return (stage + term(overhead)).result(MS, f"{what} on one GPU + the step's fixed cost")
+    return (term(stages) * stage + term(overhead)).result(MS, f"stages × {what} on one GPU + the step's fixed cost")
 
 
 @dataclass(frozen=True)
@@ -378,9 +386,8 @@ class Step(Communicating):
 
     @property
     def tokens_per_second(self) -> Result:
-        value = self.batch.value / self.time.value
-        return Result(value, TOKENS_PER_S, formula="batch ÷ step time",
-                      worked=f"{grouped(self.batch.value)} ÷ {MS.precise(self.time.value)} = {TOKENS_PER_S.show(value)}")
+        return (term(self.batch, grouped(self.batch.value)) / term(self.time, MS.precise(self.time.value))).result(
+            TOKENS_PER_S, "batch ÷ step time")
 
 
 def decode_step(split: Plan, batch: int, tokens: int) -> Step:
@@ -457,8 +464,7 @@ class Fit:
 def fit(stack: Stack, model: Model, precision: Precision) -> Fit:
     on = replace(stack, model=model, weight_precision=precision)
     pool = kvcache.ladder(on).pool
-    node = Result(NODE_GPUS * pool.value, GIB_HELD, formula="GPUs per node × pool",
-                  worked=f"{NODE_GPUS} × {pool.operand} = {GIB_HELD.show(NODE_GPUS * pool.value)}")
+    node = (term(GPUS_PER_NODE) * term(pool)).result(GIB_HELD, "GPUs per node × pool")
     smallest = next((n for n in DEGREES if not refusal(model, n, 1) and plan(on, n, 1).fits), None)
     return Fit(model, precision, weight_bytes(model, precision), pool, node,
                f"tensor-parallel {smallest}" if smallest else "more than one node")
@@ -467,26 +473,23 @@ def fit(stack: Stack, model: Model, precision: Precision) -> Fit:
 def moe_memory(stack: Stack, model: Model, precision: Precision) -> dict[str, Result]:
     """A mixture of experts against a node: every expert is held; one token multiplies a few."""
     held = weight_bytes(model, precision)
-    total = count_parameters(model).total.value
-    active = operations.multiplied_parameters(model).value
+    counted = count_parameters(model).total
+    multiplied = operations.multiplied_parameters(model)
+    total_v, active_v = counted.value, multiplied.value
     pool = kvcache.ladder(replace(stack, model=model, weight_precision=precision)).pool
-    node = NODE_GPUS * pool.value
-    capacity = NODE_GPUS * stack.card.engine_capacity.value
+    every = Result(total_v, COUNT, formula="parameters held", worked=COUNT.show(total_v), inputs=made_of(counted))
+    active = Result(active_v, COUNT, formula="parameters one token multiplies", worked=multiplied.worked,
+                    inputs=_relabelled(multiplied))
+    node = (term(GPUS_PER_NODE) * term(pool)).result(GIB_HELD, "GPUs per node × pool")
     return {
         "weights": held,
-        "total": given(total, COUNT, "parameters held"),
-        "active": Result(active, COUNT, formula="parameters one token multiplies",
-                         worked=operations.multiplied_parameters(model).worked),
-        "active_share": Result(active / total, PERCENT, formula="multiplied ÷ held",
-                               worked=f"{grouped(active)} ÷ {grouped(total)} = {PERCENT.show(active / total)}"),
-        "node_pool": Result(node, GIB_HELD, formula="GPUs per node × pool",
-                            worked=f"{NODE_GPUS} × {pool.operand} = {GIB_HELD.show(node)}"),
-        "over": Result(held.value - node, GIB_HELD, formula="weights − the node's pool",
-                       worked=f"{held.operand} − {GIB_HELD.precise(node)} = {GIB_HELD.show(held.value - node)}"),
-        "spare": Result((capacity - held.value) / NODE_GPUS, GIB_HELD,
-                        formula="(GPUs per node × CUDA's total − weights) ÷ GPUs per node",
-                        worked=(f"({NODE_GPUS} × {stack.card.engine_capacity.operand} − {held.operand}) ÷ {NODE_GPUS} = "
-                                f"{GIB_HELD.show((capacity - held.value) / NODE_GPUS)}")),
+        "total": every,
+        "active": active,
+        "active_share": (term(active, grouped(active_v)) / term(every, grouped(total_v))).result(PERCENT, "multiplied ÷ held"),
+        "node_pool": node,
+        "over": (term(held) - term(node, GIB_HELD.precise(node.value))).result(GIB_HELD, "weights − the node's pool"),
+        "spare": ((term(GPUS_PER_NODE) * term(stack.card.engine_capacity) - term(held)) / term(GPUS_PER_NODE)).result(
+            GIB_HELD, "(GPUs per node × CUDA's total − weights) ÷ GPUs per node"),
     }
 
 
@@ -501,23 +504,25 @@ def attention_split(stack: Stack) -> dict[str, object]:
     rest = count.block_matrices - attention
     tables = tables_per_gpu(model, NODE_GPUS, 1)
     norms = norms_per_gpu(model, 1)
-    held = (attention + rest / NODE_GPUS) * FP8.bytes + (tables.value + norms.value) * BF16.bytes
-    weights = Result(held, GIB_HELD, formula="(attention whole + the rest ÷ GPUs) × 1 B + (tables + norms) × 2 B",
-                     worked=(f"({grouped(attention)} + {grouped(rest)} ÷ {NODE_GPUS}) × 1 B + ({grouped(tables.value)} + "
-                             f"{grouped(norms.value)}) × 2 B = {grouped(held)} B = {GIB_HELD.show(held)}"))
+    held = ((term(attention) + term(rest) / term(GPUS_PER_NODE)) * term(FP8.bytes, "1 B")
+            + (term(tables, grouped(tables.value)) + term(norms, grouped(norms.value))) * term(BF16.bytes, "2 B"))
+    weights = held.result(GIB_HELD, "(attention whole + the rest ÷ GPUs) × 1 B + (tables + norms) × 2 B",
+                          shown=f"{grouped(held.value)} B = {GIB_HELD.show(held.value)}")
     budget = remainder(tp.pool, weights, tp.reserve)
     capacity = kvcache.token_capacity(budget, tp.per_token, on.block_size)
     each = kvcache.users_by_tokens(capacity, tp.tokens_per_user)
-    users = NODE_GPUS * int(each.value)
+    dp_users = (term(GPUS_PER_NODE) * term(each, grouped(each.value))).result(COUNT, "GPUs × users each GPU's own cache holds")
+    users = dp_users.value
+    gain_formula = "data-parallel attention's users ÷ tensor parallelism's"
+    gain = ((term(dp_users, grouped(users)) / term(tp.users_worst, grouped(tp.users_worst.value))).result(RATIO, gain_formula)
+            if tp.users_worst.value else
+            Result(0.0, RATIO, formula=gain_formula, worked=f"{grouped(users)} ÷ {grouped(tp.users_worst.value)} = no ratio",
+                   inputs=made_of(dp_users, tp.users_worst)))
     return {
         "card": H200_SXM, "model": model, "tp": tp,
         "dp_weights": weights, "dp_budget": budget, "dp_capacity": capacity, "dp_each": each,
-        "dp_users": Result(users, COUNT, formula="GPUs × users each GPU's own cache holds",
-                           worked=f"{NODE_GPUS} × {grouped(each.value)} = {grouped(users)}"),
-        "gain": Result(users / tp.users_worst.value if tp.users_worst.value else 0.0, RATIO,
-                       formula="data-parallel attention's users ÷ tensor parallelism's",
-                       worked=(f"{grouped(users)} ÷ {grouped(tp.users_worst.value)} = "
-                               f"{RATIO.show(users / tp.users_worst.value) if tp.users_worst.value else 'no ratio'}")),
+        "dp_users": dp_users,
+        "gain": gain,
     }
 
 
@@ -529,28 +534,31 @@ def all_to_all(model: Model, gpus: int) -> dict[str, Result]:
     topk_group GPUs, sent once per GPU (DeepEP's normal mode), or once per expert (its low-latency
     mode); both counted as if every GPU reached were another, the most they can send."""
     k, hidden = model.num_experts_per_tok, model.hidden_size
-    state = hidden * ACTIVATIONS.bytes
-    ring = 2 * ring_factor(gpus).value * state
-    node = gpus * ring
+    width = field(model, "hidden_size")
+    state = term(width, grouped(hidden)) * term(ACTIVATIONS.bytes, "2 B")
+    # 2 × factor × (hidden × 2 B), as computed before: the state's product binds as tightly as the rest
+    ring = (term(2) * term(ring_factor(gpus), f"2 × ({gpus} − 1) ÷ {gpus}") * state).result(
+        BYTES, "2 all-reduces × 2(n − 1) ÷ n × hidden × 2 B")
+    node = (term(gpus) * term(ring, f"{grouped(ring.value)} B")).result(BYTES, "GPUs × each GPU's all-reduce traffic")
     ranks = min(ROUTING_GROUPS_CHOSEN, gpus) if ROUTING_GROUPS == gpus else min(k, gpus)
-    by_rank, by_expert = 2 * ranks * state, 2 * k * state
+    reached = given(ranks, COUNT, ROUTING_SOURCE)
+    # whole numbers: the products are exact in any order
+    by_rank = (term(2) * term(reached, str(ranks)) * term(width, grouped(hidden)) * term(ACTIVATIONS.bytes, "2 B")).result(
+        BYTES, "2 (dispatch, combine) × GPUs reached × hidden × 2 B")
+    by_expert = (term(2) * term(field(model, "num_experts_per_tok"), str(k)) * term(width, grouped(hidden))
+                 * term(ACTIVATIONS.bytes, "2 B")).result(BYTES, "2 (dispatch, combine) × experts per token × hidden × 2 B")
+    share = "expert parallelism's bytes ÷ tensor parallelism's"
     return {
-        "experts_per_gpu": Result(model.num_local_experts / gpus, COUNT, formula="routed experts ÷ GPUs",
-                                  worked=f"{model.num_local_experts} ÷ {gpus} = {grouped(model.num_local_experts / gpus)}"),
+        "experts_per_gpu": (term(field(model, "num_local_experts"), str(model.num_local_experts)) / term(gpus)).result(
+            COUNT, "routed experts ÷ GPUs"),
         "groups": given(ROUTING_GROUPS, COUNT, ROUTING_SOURCE),
-        "ranks": given(ranks, COUNT, ROUTING_SOURCE),
-        "tensor_per_gpu": Result(ring, BYTES, formula="2 all-reduces × 2(n − 1) ÷ n × hidden × 2 B",
-                                 worked=f"2 × 2 × ({gpus} − 1) ÷ {gpus} × {grouped(hidden)} × 2 B = {BYTES.show(ring)}"),
-        "tensor_node": Result(node, BYTES, formula="GPUs × each GPU's all-reduce traffic",
-                              worked=f"{gpus} × {grouped(ring)} B = {BYTES.show(node)}"),
-        "by_rank": Result(by_rank, BYTES, formula="2 (dispatch, combine) × GPUs reached × hidden × 2 B",
-                          worked=f"2 × {ranks} × {grouped(hidden)} × 2 B = {BYTES.show(by_rank)}"),
-        "by_expert": Result(by_expert, BYTES, formula="2 (dispatch, combine) × experts per token × hidden × 2 B",
-                            worked=f"2 × {k} × {grouped(hidden)} × 2 B = {BYTES.show(by_expert)}"),
-        "rank_share": Result(by_rank / node, PERCENT, formula="expert parallelism's bytes ÷ tensor parallelism's",
-                             worked=f"{grouped(by_rank)} ÷ {grouped(node)} = {PERCENT.show(by_rank / node)}"),
-        "expert_share": Result(by_expert / node, PERCENT, formula="expert parallelism's bytes ÷ tensor parallelism's",
-                               worked=f"{grouped(by_expert)} ÷ {grouped(node)} = {PERCENT.show(by_expert / node)}"),
+        "ranks": reached,
+        "tensor_per_gpu": ring,
+        "tensor_node": node,
+        "by_rank": by_rank,
+        "by_expert": by_expert,
+        "rank_share": (term(by_rank, grouped(by_rank.value)) / term(node, grouped(node.value))).result(PERCENT, share),
+        "expert_share": (term(by_expert, grouped(by_expert.value)) / term(node, grouped(node.value))).result(PERCENT, share),
     }
 
 
@@ -559,18 +567,17 @@ def pcie(stack: Stack, prompt: int) -> dict[str, object]:
     on = replace(stack, card=L40S)
     layers = stack.model.num_hidden_layers
     prefill = all_reduces(on, 4, prompt, layers)
-    bus = prefill.traffic.value / prefill.each.value
+    bus = term(prefill.traffic) / term(prefill.each)
     return {"card": L40S, "one_way": one_way(L40S), "release": kernels.all_reduce_release(L40S) or "none",
             "link": achieved_link(on), "decode": all_reduces(on, 4, 1, layers),
             "prefill": prefill, "nvlink_prefill": all_reduces(stack, 4, prompt, layers),
-            "bus": Result(bus, GB_PER_S, formula="ring traffic per GPU ÷ the measured time",
-                          worked=f"{prefill.traffic.operand} ÷ {prefill.each.operand} = {GB_PER_S.precise(bus)}")}
+            "bus": bus.result(GB_PER_S, "ring traffic per GPU ÷ the measured time", shown=GB_PER_S.precise(bus.value))}
 
 
 def bubble(stages: int, microbatches: int) -> Result:
-    value = (stages - 1) / (microbatches + stages - 1)
-    return Result(value, PERCENT, formula="(p − 1) ÷ (m + p − 1)",
-                  worked=f"({stages} − 1) ÷ ({microbatches} + {stages} − 1) = {PERCENT.show(value)}")
+    batches = given(microbatches, COUNT, "micro-batches per batch")
+    return ((term(stages) - term(1)) / (term(batches, str(microbatches)) + term(stages) - term(1))).result(
+        PERCENT, "(p − 1) ÷ (m + p − 1)")
 
 
 @dataclass(frozen=True)
@@ -606,6 +613,8 @@ def section(stack: Stack) -> dict[str, object]:
     fp8_405 = plan(replace(big, weight_precision=FP8), NODE_GPUS, 1)
     bf16_405 = plan(replace(big, weight_precision=BF16), NODE_GPUS, 2)
     ratio = {f"n{n}": ring_factor(n) for n in DEGREES[1:]}
+    line = one_way(on.card)
+    ring_rate = given(RING_EFFECTIVE_GB_PER_S * 1e9, GB_PER_S, RING_SOURCE)
     fits = {f"{key}_{p}": fit(stack, model, PRECISIONS[p])
             for key, model in (("l70", LLAMA_3_1_70B), ("l405", LLAMA_3_1_405B)) for p in ("bf16", "fp8", "int4")}
     return {
@@ -622,24 +631,22 @@ def section(stack: Stack) -> dict[str, object]:
         "summary": summary(chosen, step, lone, prompt),
         "degrees": degrees,
         "link": link,
-        "one_way": one_way(on.card),
+        "one_way": line,
         "vocab_padding": given(VOCAB_PADDING, COUNT, VOCAB_SOURCE),
         "measured": {"release": kernels.all_reduce_release(on.card) or "none",
-                     "ring": given(RING_EFFECTIVE_GB_PER_S * 1e9, GB_PER_S, RING_SOURCE),
+                     "ring": ring_rate,
                      "sglang_low": given(SGLANG_ALL_REDUCE_US[0] * 1e-6, MICROSECONDS, CUSTOM_ALL_REDUCE_SOURCE),
                      "sglang_high": given(SGLANG_ALL_REDUCE_US[1] * 1e-6, MICROSECONDS, CUSTOM_ALL_REDUCE_SOURCE),
                      "nvls": given(NVLS_BUS_GB_PER_S * 1e9, GB_PER_S, NVLS_SOURCE),
-                     "ring_fraction": Result(RING_EFFECTIVE_GB_PER_S * 1e9 / one_way(on.card).value, PERCENT,
-                                             formula="measured ring rate ÷ one-way line rate",
-                                             worked=(f"{RING_EFFECTIVE_GB_PER_S} GB/s ÷ {one_way(on.card)} = "
-                                                     f"{PERCENT.show(RING_EFFECTIVE_GB_PER_S * 1e9 / one_way(on.card).value)}")),
+                     "ring_fraction": (term(ring_rate, f"{RING_EFFECTIVE_GB_PER_S} GB/s") / term(line, str(line))).result(
+                         PERCENT, "measured ring rate ÷ one-way line rate"),
                      **{f"tp{n}": given(us * 1e-6, MICROSECONDS, CUSTOM_ALL_REDUCE_SOURCE)
                         for n, us in CUSTOM_ALL_REDUCE_US.items()}},
         "link_fraction": given(stack.parallel.link_fraction, PERCENT, "share of the one-way line rate a ring reaches"),
         "latency": given(stack.parallel.latency_s, MICROSECONDS, "fixed cost per all-reduce"),
         "ring": ratio,
         "fits": fits,
-        "node_gpus": given(NODE_GPUS, COUNT, "GPUs per node"),
+        "node_gpus": GPUS_PER_NODE,
         "l405_fp8": fp8_405,
         "l405_fp8_step": decode_step(fp8_405, 1, stack.traffic.prompt_p50),
         "l405_bf16": bf16_405,
@@ -693,24 +700,32 @@ def naive(stack: Stack, degrees: dict[str, Degree]) -> dict[str, Result]:
     lone = decode_step(plan(stack, NODE_GPUS, 1), 1, stack.traffic.prompt_p50)
     traffic = lone.all_reduce.traffic.value
     line = one_way(card)
-    at_sheet = traffic / line.value
+    reading = term(lone.all_reduce.traffic, f"{grouped(traffic)} B") / term(line, str(line))
+    at_datasheet = reading.result(MICROSECONDS, "ring traffic per GPU ÷ the one-way line rate",
+                                  shown=MICROSECONDS.precise(reading.value))
+    at_sheet = at_datasheet.value
+    each = lone.all_reduce.each
+    off_formula = "derived time ÷ the line-rate reading"
     result: dict[str, Result] = {
-        "at_datasheet": Result(at_sheet, MICROSECONDS, formula="ring traffic per GPU ÷ the one-way line rate",
-                               worked=f"{grouped(traffic)} B ÷ {line} = {MICROSECONDS.precise(at_sheet)}"),
-        "derived": lone.all_reduce.each,
-        "off": Result(lone.all_reduce.each.value / at_sheet if at_sheet else 0.0, TIMES,
-                      formula="derived time ÷ the line-rate reading",
-                      worked=(f"{MICROSECONDS.precise(lone.all_reduce.each.value)} ÷ {MICROSECONDS.precise(at_sheet)} = "
-                              f"{grouped(lone.all_reduce.each.value / at_sheet if at_sheet else 0, 0)}×")),
+        "at_datasheet": at_datasheet,
+        "derived": each,
+        "off": (_off(each, at_datasheet, off_formula) if at_sheet else
+                Result(0.0, TIMES, formula=off_formula, worked=(f"{MICROSECONDS.precise(each.value)} ÷ "
+                                                               f"{MICROSECONDS.precise(at_sheet)} = {grouped(0, 0)}×"),
+                       inputs=made_of(each, at_datasheet))),
     }
-    steps = 2 * (NODE_GPUS - 1)
-    result["ring_steps"] = Result(steps, COUNT, formula="2(n − 1) sends per GPU in one ring all-reduce",
-                                  worked=f"2 × ({NODE_GPUS} − 1) = {steps}")
+    result["ring_steps"] = (term(2) * (term(GPUS_PER_NODE) - term(1))).result(
+        COUNT, "2(n − 1) sends per GPU in one ring all-reduce")
     if all(key in degrees and degrees[key].lone for key in ("tp2", "tp8")):
-        two, eight = degrees["tp2"].lone.time.value, degrees["tp8"].lone.time.value
-        result["speedup"] = Result(two / eight, RATIO, formula="one sequence's step at tp 2 ÷ at tp 8",
-                                   worked=f"{MS.precise(two)} ÷ {MS.precise(eight)} = {RATIO.show(two / eight)}")
+        two, eight = degrees["tp2"].lone.time, degrees["tp8"].lone.time
+        result["speedup"] = (term(two, MS.precise(two.value)) / term(eight, MS.precise(eight.value))).result(
+            RATIO, "one sequence's step at tp 2 ÷ at tp 8")
     return result
+
+
+def _off(each: Result, at_datasheet: Result, formula: str) -> Result:
+    off = term(each, MICROSECONDS.precise(each.value)) / term(at_datasheet, MICROSECONDS.precise(at_datasheet.value))
+    return off.result(TIMES, formula, shown=f"{grouped(off.value, 0)}×")
 
 
 def curves(stack: Stack) -> dict:

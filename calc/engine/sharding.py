@@ -9,6 +9,7 @@ from __future__ import annotations
 from ..model.anatomy import count_parameters
 from ..specs.models import Model
 from ..specs.precision import BF16, Precision
+from ..core.arith import ceil_div, field, made_of, term
 from ..core.units import BYTES, COUNT, GIB_HELD, KIB_HELD, Result, grouped, plain
 
 VOCAB_PADDING = 64
@@ -41,11 +42,13 @@ def kv_copies(model: Model, tensor: int) -> Result:
         return Result(tensor, COUNT, formula="every rank: a latent cache has one head",
                       worked=f"a latent cache has one head, so all {tensor} ranks hold it")
     kv = model.num_key_value_heads
+    heads = field(model, "num_key_value_heads")
     if tensor < kv:
         return Result(1, COUNT, formula="1 while tp < kv_heads",
-                      worked=f"{tensor} GPUs split {kv} KV heads: each head is held once")
-    copies = tensor // kv
-    return Result(copies, COUNT, formula="tp ÷ kv_heads once tp ≥ kv_heads", worked=f"{tensor} ÷ {kv} = {copies}")
+                      worked=f"{tensor} GPUs split {kv} KV heads: each head is held once", inputs=made_of(heads))
+    copies = tensor // kv  # whole: tp is a multiple of kv_heads here (refusal), so ⌊⌋ is not written
+    return Result(copies, COUNT, formula="tp ÷ kv_heads once tp ≥ kv_heads", worked=f"{tensor} ÷ {kv} = {copies}",
+                  inputs=made_of(heads))
 
 
 def _stage(model: Model, pipeline: int) -> str:
@@ -59,34 +62,34 @@ def matrices_per_gpu(model: Model, tensor: int, pipeline: int) -> Result:
     count = count_parameters(model)
     block = count.block_matrices
     share = stage_layers(model, pipeline) / model.num_hidden_layers
+    # the stage share as the worked line writes it, "× stage ÷ layers", but multiplied as one number
+    staged = term(share, _stage(model, pipeline)[3:]) if pipeline > 1 else None
     kv = model.num_key_value_heads
     if model.is_latent or tensor <= kv:
-        value = block * share / tensor
-        return Result(value, COUNT, formula="block matrices × stage share ÷ tp",
-                      worked=f"{grouped(block)}{_stage(model, pipeline)} ÷ {tensor} = {grouped(value)}")
+        matrices = term(field(count, "block_matrices"), grouped(block))
+        # at one stage the share is 1.0: block × 1.0 ÷ tp is block ÷ tp to the bit
+        return ((matrices * staged if staged else matrices) / term(tensor)).result(
+            COUNT, "block matrices × stage share ÷ tp")
     projections = model.num_hidden_layers * 2 * model.hidden_size * kv * model.head_dim
-    value = ((block - projections) / tensor + projections / kv) * share
-    return Result(value, COUNT, formula="(block matrices but K and V ÷ tp + K and V ÷ kv_heads) × stage share",
-                  worked=(f"({grouped(block - projections)} ÷ {tensor} + {grouped(projections)} ÷ {kv})"
-                          f"{_stage(model, pipeline)} = {grouped(value)}"))
+    split = term(block - projections) / term(tensor) + term(projections) / term(field(model, "num_key_value_heads"))
+    # at one stage the share is 1.0, and × 1.0 changes no bit
+    return (split * staged if staged else split).result(
+        COUNT, "(block matrices but K and V ÷ tp + K and V ÷ kv_heads) × stage share")
 
 
 def tables_per_gpu(model: Model, tensor: int, pipeline: int) -> Result:
     """Embedding and LM head parameters one GPU holds: a vocabulary slice of each table on its stage."""
     padded = -(-model.vocab_size // VOCAB_PADDING) * VOCAB_PADDING
-    rows = -(-padded // tensor)
     tables = 2 if pipeline == 1 and not model.tie_word_embeddings else 1
-    value = tables * rows * model.hidden_size
-    return Result(value, COUNT, formula="tables on the stage × ⌈padded vocabulary ÷ tp⌉ × hidden",
-                  worked=f"{tables} × ⌈{grouped(padded)} ÷ {tensor}⌉ × {grouped(model.hidden_size)} = {grouped(value)}")
+    return (term(tables) * ceil_div(padded, tensor) * term(field(model, "hidden_size"))).result(
+        COUNT, "tables on the stage × ⌈padded vocabulary ÷ tp⌉ × hidden")
 
 
 def norms_per_gpu(model: Model, pipeline: int) -> Result:
     count = count_parameters(model)
     layers = stage_layers(model, pipeline)
-    value = layers * count.norms_per_layer + count.final_norm
-    return Result(value, COUNT, formula="layers on the stage × norms per layer + final norm (replicated)",
-                  worked=f"{layers} × {grouped(count.norms_per_layer)} + {grouped(count.final_norm)} = {grouped(value)}")
+    return (term(layers) * term(field(count, "norms_per_layer")) + term(field(count, "final_norm"))).result(
+        COUNT, "layers on the stage × norms per layer + final norm (replicated)")
 
 
 def weights_per_gpu(model: Model, precision: Precision, tensor: int, pipeline: int) -> Result:
@@ -95,29 +98,32 @@ def weights_per_gpu(model: Model, precision: Precision, tensor: int, pipeline: i
     matrices = matrices_per_gpu(model, tensor, pipeline)
     tables, norms = tables_per_gpu(model, tensor, pipeline), norms_per_gpu(model, pipeline)
     width = precision.bytes if precision.quantised else BF16.bytes
-    value = matrices.value * width + (tables.value + norms.value) * BF16.bytes
-    return Result(value, GIB_HELD, formula="matrices × bytes per weight + (tables + norms) × 2 B",
-                  worked=(f"{grouped(matrices.value)} × {plain(width)} B + ({grouped(tables.value)} + "
-                          f"{grouped(norms.value)}) × 2 B = {grouped(value)} B = {GIB_HELD.show(value)}"))
+    held = (term(matrices, grouped(matrices.value)) * term(width, f"{plain(width)} B")
+            + (term(tables, grouped(tables.value)) + term(norms, grouped(norms.value))) * term(BF16.bytes, "2 B"))
+    return held.result(GIB_HELD, "matrices × bytes per weight + (tables + norms) × 2 B",
+                       shown=f"{grouped(held.value)} B = {GIB_HELD.show(held.value)}")
 
 
 def cache_per_token(model: Model, kv: Precision, tensor: int, pipeline: int) -> Result:
     """Cache bytes one GPU keeps for each token: its stage's layers, its share of the KV heads."""
     layers = stage_layers(model, pipeline)
     if model.is_latent:
-        width = model.kv_lora_rank + model.qk_rope_head_dim
-        value = layers * width * kv.bytes
-        return Result(value, KIB_HELD, formula="stage layers × (kv_lora_rank + qk_rope_head_dim) × bytes, on every rank",
-                      worked=(f"{layers} × ({grouped(model.kv_lora_rank)} + {model.qk_rope_head_dim}) × {plain(kv.bytes)} "
-                              f"= {grouped(value)} B = {KIB_HELD.show(value)}"))
+        cached = (term(layers) * (term(field(model, "kv_lora_rank"), grouped(model.kv_lora_rank))
+                                  + term(field(model, "qk_rope_head_dim"), str(model.qk_rope_head_dim)))
+                  * term(kv.bytes, plain(kv.bytes)))
+        return cached.result(KIB_HELD, "stage layers × (kv_lora_rank + qk_rope_head_dim) × bytes, on every rank",
+                             shown=f"{grouped(cached.value)} B = {KIB_HELD.show(cached.value)}")
     heads = kv_heads_per_rank(model, tensor)
-    value = 2 * layers * heads * model.head_dim * kv.bytes
+    # on one GPU the layers and heads are the config's own fields
+    layers_t = term(field(model, "num_hidden_layers"), str(layers)) if pipeline == 1 else term(layers, str(layers))
+    heads_t = (term(field(model, "num_key_value_heads"), str(heads)) if tensor == 1 and not model.is_latent
+               else term(heads, str(heads)))
+    cached = (term(2) * layers_t * heads_t * term(field(model, "head_dim"), str(model.head_dim))
+              * term(kv.bytes, plain(kv.bytes)))
     # On one GPU the terms are the config's own, and named as config.json names them.
     formula = ("2 × layers × kv_heads × head_dim × bytes_per_element" if tensor == pipeline == 1 else
                "2 × stage layers × KV heads per rank × head_dim × bytes")
-    return Result(value, KIB_HELD, formula=formula,
-                  worked=(f"2 × {layers} × {heads} × {model.head_dim} × {plain(kv.bytes)} = {grouped(value)} B = "
-                          f"{KIB_HELD.show(value)}"))
+    return cached.result(KIB_HELD, formula, shown=f"{grouped(cached.value)} B = {KIB_HELD.show(cached.value)}")
 
 
 def rotary_table(model: Model) -> Result:
@@ -127,6 +133,6 @@ def rotary_table(model: Model) -> Result:
         width = model.qk_rope_head_dim
     else:
         width = model.head_dim
-    value = model.max_position_embeddings * width * BF16.bytes
-    return Result(value, BYTES, formula="max_position_embeddings × rotary dimension × 2 B",
-                  worked=f"{grouped(model.max_position_embeddings)} × {width} × 2 B = {grouped(value)} B")
+    return (term(field(model, "max_position_embeddings")) * term(field(model, "qk_rope_head_dim" if model.is_latent
+                                                                       else "head_dim"), str(width))
+            * term(BF16.bytes, "2 B")).result(BYTES, "max_position_embeddings × rotary dimension × 2 B")

@@ -50,6 +50,7 @@ from ..specs.stack import Pricing, Stack, Traffic
 from . import steptime
 from ..specs.release import PINNED
 from .timing import prefill_time, timed
+from ..core.arith import made_of, term
 from ..core.units import COUNT, MS, PERCENT, TOKENS, Result, Unit, given, grouped
 
 RATE = Unit("req/s", 1, "req/s", 2)
@@ -148,8 +149,9 @@ def refused_share(stack: Stack) -> Result:
     """The share of drawn requests whose prompt alone reaches the context limit, refused on arrival."""
     drawn = drawn_for(stack)
     over = len(drawn.prompts) - len(served_lengths(stack))
-    return Result(over / len(drawn.prompts), PERCENT, formula="requests whose prompt reaches the context limit ÷ requests drawn",
-                  worked=f"{grouped(over)} ÷ {grouped(len(drawn.prompts))} = {PERCENT.show(over / len(drawn.prompts))}")
+    # counts of the drawn sample: numbers of the draw, not results
+    return (term(over) / term(len(drawn.prompts))).result(
+        PERCENT, "requests whose prompt reaches the context limit ÷ requests drawn")
 
 
 class StepCosts(steptime.Costs):
@@ -577,10 +579,12 @@ def closed_form(stack: Stack) -> ClosedForm:
     prompt = sum(p for p, _ in fitting) / len(fitting)
     output = sum(o for _, o in fitting) / len(fitting)
     held = prompt + output / 2
-    prefill = prefill_time(stack, max(1, round(prompt))).value
+    timed_prefill = prefill_time(stack, max(1, round(prompt)))
+    prefill = timed_prefill.value
     slo = stack.promise.itl_p95_s
     ceiling = 1 / prefill
-    capacity_tokens = kvcache.ladder(stack).token_capacity.value
+    capacity = kvcache.ladder(stack).token_capacity
+    capacity_tokens = capacity.value
     seqs, budget = scheduler_caps(stack)
     cap = min(capacity_tokens / (held + stack.block_size), seqs, budget)
     itl_bound = _bisect(lambda rate: _itl_at(costs, rate, prefill, output, held, cap) <= slo, 0.0, ceiling)
@@ -590,29 +594,37 @@ def closed_form(stack: Stack) -> ClosedForm:
     # Saturation: the card is busy all the time, at the largest batch the cache admits.
     batch = max(cap, 1.0)
     step = _mean_step(costs, batch, held)
-    per_request = prefill + output * step / batch
-    saturation = 1 / per_request
+    mean_prompt = given(prompt, TOKENS, "mean prompt of the requests served")
+    mean_output = given(output, TOKENS, "mean output of the requests served")
+    at_prompt = Result(prefill, MS, formula="prefill time of the mean prompt (the time model)",
+                       worked=f"the time model at {TOKENS.show(prompt)}: {MS.show(prefill)}",
+                       inputs=made_of(mean_prompt, timed_prefill))
+    # the cap is min(…) floored at one batch: the line shows the min(); a bisection and the time model
+    # at a fractional batch are stated in words, each with the results it rests on
+    admitted = Result(batch, COUNT, formula="min(token capacity ÷ (mean tokens held + a block), max_num_seqs, "
+                                            "max_num_batched_tokens)",
+                      worked=(f"min({grouped(capacity_tokens)} ÷ ({TOKENS.number(held, 2)} + {stack.block_size}), "
+                              f"{grouped(seqs)} sequences, {grouped(budget)} tokens) = {COUNT.number(batch, 2)}"),
+                      inputs=made_of(capacity, mean_prompt, mean_output))
+    at_batch = Result(step, MS, formula="the time model's step at that batch",
+                      worked=(f"the time model's step at {COUNT.number(batch, 2)} sequences of {TOKENS.number(held, 2)} "
+                              f"tokens: {MS.show(step)}"), inputs=made_of(admitted))
+    # 1 ÷ (prefill + output × step ÷ B): the order the per-request time is computed in
+    per_request = (term(at_prompt, MS.precise(prefill)) + term(mean_output, TOKENS.number(output, 2))
+                   * term(at_batch, MS.precise(step)) / term(admitted, COUNT.number(batch, 2)))
     return ClosedForm(
-        prefill=Result(prefill, MS, formula="prefill time of the mean prompt (the time model)",
-                       worked=f"the time model at {TOKENS.show(prompt)}: {MS.show(prefill)}"),
-        mean_prompt=given(prompt, TOKENS, "mean prompt of the requests served"),
-        mean_output=given(output, TOKENS, "mean output of the requests served"),
+        prefill=at_prompt,
+        mean_prompt=mean_prompt,
+        mean_output=mean_output,
         itl_bound=Result(itl_bound, RATE, formula="largest λ with step(B) ÷ (1 − λ × prefill) ≤ ITL SLO, B = λ × output × ITL",
                          worked=(f"{RATE.precise(itl_bound, 7)} × {TOKENS.precise(output, 7)} × {MS.precise(bound_itl, 7)} = "
                                  f"{COUNT.precise(bound_batch)} sequences; "
                                  f"{MS.precise(bound_step, 7)} ÷ (1 − {RATE.precise(itl_bound, 7)} × {MS.precise(prefill, 7)}) = "
-                                 f"{MS.show(bound_itl)}")),
-        saturation=Result(saturation, RATE, formula="1 ÷ (prefill + output × step(B) ÷ B), B the batch the cache admits",
-                          worked=(f"1 ÷ ({MS.precise(prefill)} + {TOKENS.number(output, 2)} × {MS.precise(step)} ÷ "
-                                  f"{COUNT.number(batch, 2)}) = {RATE.show(saturation)}")),
-        batch_at_saturation=Result(batch, COUNT, formula="min(token capacity ÷ (mean tokens held + a block), max_num_seqs, "
-                                                        "max_num_batched_tokens)",
-                                   worked=(f"min({grouped(capacity_tokens)} ÷ ({TOKENS.number(held, 2)} + {stack.block_size}), "
-                                           f"{grouped(seqs)} sequences, {grouped(budget)} tokens) = "
-                                           f"{COUNT.number(batch, 2)}")),
-        step_at_saturation=Result(step, MS, formula="the time model's step at that batch",
-                                  worked=(f"the time model's step at {COUNT.number(batch, 2)} sequences of {TOKENS.number(held, 2)} "
-                                          f"tokens: {MS.show(step)}")),
+                                 f"{MS.show(bound_itl)}"),
+                         inputs=made_of(mean_output, at_prompt)),
+        saturation=(term(1) / per_request).result(RATE, "1 ÷ (prefill + output × step(B) ÷ B), B the batch the cache admits"),
+        batch_at_saturation=admitted,
+        step_at_saturation=at_batch,
     )
 
 
