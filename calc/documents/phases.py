@@ -12,6 +12,7 @@ from ..specs.models import Model
 from ..specs.precision import BF16, FP8, INT4
 from ..model.weights import weight_bytes
 from ..specs.stack import Stack
+from ..core.arith import field, made_of, term
 from ..core.units import (COUNT, GB_MOVED, MS, MS_WHOLE, PERCENT, RATIO, RATIO_FINE, TFLOP, TOKENS, TOKENS_PER_S,
     Result, given, grouped, plain)
 
@@ -47,9 +48,8 @@ def model_cache(model: Model, stack: Stack) -> ModelCache:
         per_token=per_token,
         per_user=kvcache.bytes_for_tokens(per_token, model.tokens_cached(stack.context_limit)),
         per_user_at_max=kvcache.bytes_for_tokens(per_token, model.tokens_cached(model.max_position_embeddings)),
-        versus_stack=Result(per_token.value / own.value, RATIO, formula="this model's cache per token ÷ the stack model's",
-                            worked=(f"{grouped(per_token.value)} B ÷ {grouped(own.value)} B = "
-                                    f"{RATIO.show(per_token.value / own.value)}")),
+        versus_stack=(term(per_token, f"{grouped(per_token.value)} B") / term(own, f"{grouped(own.value)} B")).result(
+            RATIO, "this model's cache per token ÷ the stack model's"),
     )
 
 
@@ -57,7 +57,7 @@ def in_gigabytes(held: Result) -> Result:
     """The same bytes in decimal gigabytes, as bandwidth and bytes moved are quoted."""
     return Result(held.value, GB_MOVED, formula="bytes ÷ 1,000³",
                   worked=(f"{grouped(held.value)} B = {GB_MOVED.show(held.value)}; "
-                          f"{grouped(held.value)} B = {held}"))
+                          f"{grouped(held.value)} B = {held}"), inputs=made_of(held))
 
 
 def long_context(stack: Stack) -> LongContext:
@@ -65,7 +65,9 @@ def long_context(stack: Stack) -> LongContext:
     stretched = kvcache.ladder(replace(stack, context_limit=longest))
     read = _read(stack, 1, longest)
     return LongContext(
-        tokens=given(longest, TOKENS, "max_position_embeddings"),
+        tokens=Result(longest, TOKENS, formula="max_position_embeddings", worked=TOKENS.show(longest),
+                      inputs=made_of(field(stack.model, "max_position_embeddings", TOKENS),
+                                     field(stack, "context_limit", TOKENS))),
         per_user=stretched.per_user,
         users_worst=stretched.users_worst,
         read_growth=roofline.read_growth(read, _read(stack, 1, stack.context_limit)),
@@ -88,13 +90,12 @@ def floors(stack: Stack, ladder: kvcache.Ladder) -> dict[str, Result]:
     """The bandwidth floor on a decode step, and how much of the ITL promise the busy one uses."""
     short = roofline.step_floor(_read(stack, 1, stack.traffic.prompt_p50), stack.card)
     busy = roofline.step_floor(_read(stack, busy_batch(ladder), stack.context_limit), stack.card)
-    promise = stack.promise.itl_p95_s
-    share = busy.value / promise
+    promise = field(stack.promise, "itl_p95_s", MS_WHOLE, "ITL promise, p95")
     return {
         "short": short,
         "busy": busy,
-        "busy_of_promise": Result(share, PERCENT, formula="busy step floor ÷ ITL promise",
-                                  worked=f"{busy} ÷ {MS_WHOLE.show(promise)} = {PERCENT.show(share)}"),
+        "busy_of_promise": (term(busy, str(busy)) / term(promise, MS_WHOLE.show(promise.value))).result(
+            PERCENT, "busy step floor ÷ ITL promise"),
     }
 
 
@@ -140,7 +141,9 @@ def times(stack: Stack, ladder: kvcache.Ladder) -> dict[str, object]:
         "prefill": timing.prefill_time(stack, traffic.prompt_p50),
         "prefill_long": timing.prefill_time(stack, traffic.prompt_p95),
         "prefill_intensity": timing.prefill_intensity(stack, traffic.prompt_p50),
-        "typical_context": given(typical_context, TOKENS, "prompt p50 + half the output p50"),
+        "typical_context": Result(typical_context, TOKENS, formula="prompt p50 + half the output p50",
+                                  worked=TOKENS.show(typical_context),
+                                  inputs=made_of(field(traffic, "prompt_p50", TOKENS), field(traffic, "output_p50", TOKENS))),
         "single": single,
         "busy": busy,
         "request": timing.request_time(stack, traffic.prompt_p50, traffic.output_p50, 1),
@@ -174,9 +177,7 @@ def fp8_measured(stack: Stack) -> dict[str, object]:
     bf16, fp8 = replace(stack, weight_precision=BF16), replace(stack, weight_precision=FP8)
 
     def gain(what: str, slow: Result, fast: Result) -> Result:
-        value = slow.value / fast.value
-        return Result(value, RATIO_FINE, formula=f"{what} with bf16 weights ÷ with fp8 weights",
-                      worked=f"{slow.operand} ÷ {fast.operand} = {RATIO_FINE.show(value)}")
+        return (term(slow) / term(fast)).result(RATIO_FINE, f"{what} with bf16 weights ÷ with fp8 weights")
     return {"read_share": kernels.gemm_efficiency(stack.card, FP8, 1),
             "compute_share": kernels.gemm_efficiency(stack.card, FP8, traffic.prompt_p50),
             "bf16_read_share": kernels.gemm_efficiency(stack.card, BF16, 1),
@@ -196,12 +197,16 @@ def workload(stack: Stack, ladder: kvcache.Ladder) -> dict[str, object]:
     batch = chosen.batch or max(int(admitted.value), 1)
     context = chosen.prompt + chosen.output // 2
     step = timing.decode_step(stack, batch, context)
+    prompt, output = given(chosen.prompt, TOKENS, "prompt length"), given(chosen.output, TOKENS, "output length")
     return {
-        "prompt": given(chosen.prompt, TOKENS, "prompt length"),
-        "output": given(chosen.output, TOKENS, "output length"),
-        "batch": given(batch, COUNT, "sequences decoding together"),
+        "prompt": prompt,
+        "output": output,
+        "batch": (given(batch, COUNT, "sequences decoding together") if chosen.batch else
+                  Result(batch, COUNT, formula="sequences decoding together", worked=COUNT.show(batch),
+                         inputs=made_of(admitted))),
         "context": Result(context, TOKENS, formula="prompt + half the output",
-                          worked=f"{grouped(chosen.prompt)} + {grouped(chosen.output)} ÷ 2 = {TOKENS.show(context)}"),
+                          worked=f"{grouped(chosen.prompt)} + {grouped(chosen.output)} ÷ 2 = {TOKENS.show(context)}",
+                          inputs=made_of(prompt, output)),
         "admitted": admitted,
         "over_admitted": batch > admitted.value,
         "prefill": timing.prefill_time(stack, chosen.prompt),
@@ -219,36 +224,34 @@ def workload(stack: Stack, ladder: kvcache.Ladder) -> dict[str, object]:
 def traffic_load(stack: Stack, prefill: Result, step: timing.DecodeStep) -> dict[str, Result]:
     """Card-seconds per second the stack's request rate asks of each phase: a first look at the
     GPU count document 14 plans properly."""
-    rate = stack.traffic.requests_per_s
+    rate = field(stack.traffic, "requests_per_s", COUNT, "requests per second at peak")
     tokens = stack.workload.output - 1
-    prefill_cards = rate * prefill.value
-    decode_cards = rate * tokens / step.tokens_per_second.value
+    per_second = term(rate, plain(rate.value))
+    produced = step.tokens_per_second
     return {
-        "rate": given(rate, COUNT, "requests per second at peak"),
-        "prefill_cards": Result(prefill_cards, RATIO, formula="requests per second × prefill time",
-                                worked=f"{plain(rate)} × {MS.precise(prefill.value)} = {RATIO.show(prefill_cards)}"),
-        "decode_cards": Result(decode_cards, RATIO, formula="requests per second × decode tokens ÷ tokens per second of a full card",
-                               worked=(f"{plain(rate)} × {grouped(tokens)} ÷ {TOKENS_PER_S.precise(step.tokens_per_second.value)} = "
-                                       f"{RATIO.show(decode_cards)}")),
+        "rate": rate,
+        "prefill_cards": (per_second * term(prefill, MS.precise(prefill.value))).result(
+            RATIO, "requests per second × prefill time"),
+        "decode_cards": (per_second * term(tokens) / term(produced, TOKENS_PER_S.precise(produced.value))).result(
+            RATIO, "requests per second × decode tokens ÷ tokens per second of a full card"),
     }
 
 
 def naive_claims(stack: Stack) -> dict[str, Result]:
     """The common shortcuts, computed exactly as they are usually stated, for the corrections."""
     model, prompt = stack.model, stack.traffic.prompt_p50
-    params = count_parameters(model).total.value
-    held = weight_bytes(model, stack.weight_precision).value
-    ops = 2 * params * prompt
-    crossover = params / (2 * model.num_hidden_layers * model.hidden_size)
-    rate = stack.card.bandwidth.value / held
+    total = count_parameters(model).total
+    params = term(total, grouped(total.value))
+    held = weight_bytes(model, stack.weight_precision)
+    layers, hidden = field(model, "num_hidden_layers"), field(model, "hidden_size")
+    bandwidth = stack.card.bandwidth
     return {
-        "prefill_ops": Result(ops, TFLOP, formula="2 × all parameters × N",
-                              worked=f"2 × {grouped(params)} × {grouped(prompt)} = {TFLOP.show(ops)}"),
-        "crossover": Result(crossover, TOKENS, formula="all parameters ÷ (2 × layers × hidden), attention taken as N²",
-                            worked=(f"{grouped(params)} ÷ (2 × {model.num_hidden_layers} × {grouped(model.hidden_size)}) = "
-                                    f"{TOKENS.show(crossover)}")),
-        "tokens_per_second": Result(rate, TOKENS_PER_S, formula="bandwidth ÷ weights held",
-                                    worked=f"{stack.card.bandwidth} ÷ {grouped(held)} B = {TOKENS_PER_S.show(rate)}"),
+        "prefill_ops": (2 * params * term(field(stack.traffic, "prompt_p50", TOKENS), grouped(prompt))).result(
+            TFLOP, "2 × all parameters × N"),
+        "crossover": (params / (2 * term(layers, f"{model.num_hidden_layers}") * term(hidden, grouped(model.hidden_size)))).result(
+            TOKENS, "all parameters ÷ (2 × layers × hidden), attention taken as N²"),
+        "tokens_per_second": (term(bandwidth, str(bandwidth)) / term(held, f"{grouped(held.value)} B")).result(
+            TOKENS_PER_S, "bandwidth ÷ weights held"),
     }
 
 
@@ -259,9 +262,10 @@ def measurements(stack: Stack) -> dict[str, object]:
 
 def weights(stack: Stack) -> dict[str, Result]:
     """The stack model's weights in each storage format."""
+    bf16 = weight_bytes(stack.model, BF16)
     return {
-        "bf16": weight_bytes(stack.model, BF16),
-        "bf16_decimal": in_gigabytes(weight_bytes(stack.model, BF16)),
+        "bf16": bf16,
+        "bf16_decimal": in_gigabytes(bf16),
         "fp8": weight_bytes(stack.model, FP8),
         "int4": weight_bytes(stack.model, INT4),
     }

@@ -28,6 +28,7 @@ from ..engine.launch import VERIFY_ARGS
 from .phases import traffic_load
 from ..engine.simulation import capped_moment, lognormal_through, normal_below
 from ..specs.stack import Stack, Workload
+from ..core.arith import field, made_of, term
 from ..core.units import (COUNT, GFLOP, GIB_HELD, MS, PERCENT, RATIO, SECONDS, TFLOP, TOKENS, Result, Unit, given,
     grouped, plain)
 
@@ -101,7 +102,15 @@ def mean_prompt(stack: Stack) -> Result:
                   f"{PLAIN.precise(tail)} = "
                   f"{TOKENS.show(value)}")
     return Result(value, TOKENS, formula="p50 × e^(σ²/2) × Φ((ln(cap ÷ p50) − σ²) ÷ σ) + cap × (1 − Φ(ln(cap ÷ p50) ÷ σ)), "
-                                         "σ = ln(p95 ÷ p50) ÷ 1.645, cap = context limit − output p50", worked=worked)
+                                         "σ = ln(p95 ÷ p50) ÷ 1.645, cap = context limit − output p50", worked=worked,
+                  inputs=_lengths(stack))
+
+
+def _lengths(stack: Stack) -> tuple[Result, ...]:
+    """What the prompt-length distribution and its cap rest on: p95 and p50, the context limit and output p50."""
+    traffic = stack.traffic
+    return made_of(field(traffic, "prompt_p95", TOKENS), field(traffic, "prompt_p50", TOKENS),
+                   field(stack, "context_limit", TOKENS), field(traffic, "output_p50", TOKENS))
 
 
 def mean_positions(stack: Stack) -> Result:
@@ -121,7 +130,8 @@ def mean_positions(stack: Stack) -> Result:
                   f"({PLAIN.precise(first)} − {PLAIN.precise(near_first)}) = {PLAIN.precise(value)}")
     formula = ("(mean square prompt + mean prompt) ÷ 2" if window is None else
                "(mean square + mean of the prompt capped at the window) ÷ 2 + window × (mean prompt − mean capped prompt)")
-    return Result(value, COUNT, formula=formula, worked=worked)
+    window_field = () if window is None else (field(model, "sliding_window", TOKENS),)
+    return Result(value, COUNT, formula=formula, worked=worked, inputs=made_of(*_lengths(stack), *window_field))
 
 
 def mean_prefill(stack: Stack, prompt: Result, positions: Result) -> Result:
@@ -129,42 +139,48 @@ def mean_prefill(stack: Stack, prompt: Result, positions: Result) -> Result:
     mean positions) at the rate the engine's prefill of the typical prompt achieves."""
     model = stack.model
     blocks, head = operations.block_parameters(model), operations.head_parameters(model)
-    per_position = operations.attention_ops_per_position(model).value
+    attention = operations.attention_ops_per_position(model)
+    per_position = attention.value
     ops = 2 * blocks * prompt.value + 2 * head + per_position * positions.value
     rate = timing.prefill_rate(stack)
     value = ops / rate.value
     return Result(value, MS, formula="mean prefill operations ÷ the typical prompt's prefill rate",
                   worked=(f"(2 × {grouped(blocks)} × {PLAIN.precise(prompt.value)} + 2 × {grouped(head)} + "
                           f"{grouped(per_position)} × {PLAIN.precise(positions.value)}) = {TFLOP.precise(ops)}; "
-                          f"{TFLOP.precise(ops)} ÷ {rate.operand} = {MS.show(value)}"))
+                          f"{TFLOP.precise(ops)} ÷ {rate.operand} = {MS.show(value)}"),
+                  inputs=made_of(prompt, attention, positions, rate))
 
 
-def time_in_system(prefill: Result, output: int, step: Result, prefill_share: float) -> Result:
+def time_in_system(prefill: Result, output: int, step: Result, prefill_share: float | Result) -> Result:
     """The mean prefill + the rest of the output at the step time the plan's batch runs, stretched
     by the share of each card's time that prefill takes (its chunks ride in the same steps)."""
-    value = prefill.value + (output - 1) * step.value / (1 - prefill_share)
-    return Result(value, SECONDS, formula="mean prefill + (output p50 − 1) × running step ÷ (1 − prefill's share of the cards)",
-                  worked=(f"{MS.precise(prefill.value)} + {grouped(output - 1)} × {MS.precise(step.value)} ÷ "
-                          f"(1 − {PLAIN.precise(prefill_share, 4)}) = {SECONDS.show(value)}"))
+    share = prefill_share.value if isinstance(prefill_share, Result) else prefill_share
+    return (term(prefill, MS.precise(prefill.value)) + term(output - 1) * term(step, MS.precise(step.value))
+            / (1 - term(prefill_share, PLAIN.precise(share, 4)))).result(
+        SECONDS, "mean prefill + (output p50 − 1) × running step ÷ (1 − prefill's share of the cards)")
 
 
-def resident_requests(rate: float, in_system: Result) -> Result:
+def resident_requests(rate: float | Result, in_system: Result) -> Result:
     """Little's Law: requests in the system = arrival rate × time each spends there."""
-    value = rate * in_system.value
-    return Result(value, RESIDENTS, formula="arrival rate × time in system (Little's Law)",
-                  worked=f"{plain(rate)} /s × {in_system.operand} = {PLAIN.precise(value)}")
+    per_second = rate.value if isinstance(rate, Result) else rate
+    residents = term(rate, f"{plain(per_second)} /s") * term(in_system)
+    return residents.result(RESIDENTS, "arrival rate × time in system (Little's Law)", shown=PLAIN.precise(residents.value))
 
 
-def card_count(demand: float, per_card: float, target: float, what: str, shown: str) -> Result:
+def card_count(demand: float, per_card: float, target: float, what: str, shown: str,
+               inputs: tuple[Result, ...] = ()) -> Result:
+    """`inputs`: the results the demand, the per-card figure and the target were read off."""
     value = ceiling(demand / (per_card * target))
     return Result(value, COUNT, formula=f"⌈{what} ÷ (per card × target)⌉",
-                  worked=f"⌈{shown} ÷ {plain(target)}⌉ = ⌈{PLAIN.precise(demand / (per_card * target))}⌉ = {grouped(value)}")
+                  worked=f"⌈{shown} ÷ {plain(target)}⌉ = ⌈{PLAIN.precise(demand / (per_card * target))}⌉ = {grouped(value)}",
+                  inputs=inputs)
 
 
 def in_cards(share: Result) -> Result:
     """Card-seconds per second, which is a number of cards kept busy."""
     arithmetic = share.worked.rpartition(" = ")[0]
-    return Result(share.value, CARDS, formula=share.formula, worked=f"{arithmetic} = {CARDS.show(share.value)}")
+    return Result(share.value, CARDS, formula=share.formula, worked=f"{arithmetic} = {CARDS.show(share.value)}",
+                  inputs=share.inputs or made_of(share))
 
 
 def mean_requests_per_replica(stack: Stack, prompt: Result) -> tuple[Result, Result, Result]:
@@ -248,18 +264,20 @@ def step_with_chunk(stack: Stack, step: Result, chunk: int) -> Result:
     at the engine's prefill rate (the weights are read once for both)."""
     ops = operations.prefill_ops(stack.model, chunk)
     rate = timing.prefill_rate(stack)
-    value = step.value + ops.value / rate.value
-    return Result(value, MS, formula="running step + chunk's prefill operations ÷ the prefill rate",
-                  worked=f"{MS.precise(step.value)} + {ops.operand} ÷ {rate.operand} = {MS.show(value)}")
+    return (term(step, MS.precise(step.value)) + term(ops) / term(rate)).result(
+        MS, "running step + chunk's prefill operations ÷ the prefill rate")
 
 
-def whole_nodes(fleet: float, node: int) -> tuple[Result, Result]:
-    """Cards are bought by the node: the nodes a fleet needs, and the cards those nodes hold."""
-    nodes_value = ceiling(fleet / node)
+def whole_nodes(fleet: float | Result, node: int | Result) -> tuple[Result, Result]:
+    """Cards are bought by the node: the nodes a fleet needs, and the cards those nodes hold. Either may
+    be given as the result it was read off, to be recorded as an input."""
+    fleet_value = fleet.value if isinstance(fleet, Result) else fleet
+    node_value = node.value if isinstance(node, Result) else node
+    nodes_value = ceiling(fleet_value / node_value)
     nodes = Result(nodes_value, COUNT, formula="⌈fleet ÷ cards per node⌉",
-                   worked=f"⌈{grouped(fleet)} ÷ {grouped(node)}⌉ = {grouped(nodes_value)}")
-    bought = Result(nodes_value * node, COUNT, formula="nodes × cards per node",
-                    worked=f"{grouped(nodes_value)} × {grouped(node)} = {grouped(nodes_value * node)}")
+                   worked=f"⌈{grouped(fleet_value)} ÷ {grouped(node_value)}⌉ = {grouped(nodes_value)}",
+                   inputs=made_of(fleet, node))
+    bought = (term(nodes, grouped(nodes_value)) * term(node, grouped(node_value))).result(COUNT, "nodes × cards per node")
     return nodes, bought
 
 
@@ -303,7 +321,7 @@ def plan(stack: Stack) -> CapacityPlan:
     lengths = lognormal_through(traffic.prompt_p50, traffic.prompt_p95)
     over = 0.0 if lengths.sigma == 0 else 1 - normal_below(math.log(prompt_cap(stack) / lengths.median) / lengths.sigma)
     over_limit = Result(over, PERCENT, formula="prompts over the cap: 1 − Φ(ln(cap ÷ p50) ÷ σ)",
-                        worked=f"1 − {1 - over:.4f} = {PERCENT.show(over)}")
+                        worked=f"1 − {1 - over:.4f} = {PERCENT.show(over)}", inputs=_lengths(stack))
     tokens, per_request, per_replica = mean_requests_per_replica(stack, prompt)
     context = round(prompt.value) + output // 2
     cap = batch_within_promise(stack, int(per_replica.value), context)
@@ -312,8 +330,11 @@ def plan(stack: Stack) -> CapacityPlan:
     step = timing.decode_step(stack, cap, context)
     load_cards = traffic_load(replace(stack, workload=Workload(traffic.prompt_p50, output, cap)), prefill, step)
     prefill_cards, decode_cards = in_cards(load_cards["prefill_cards"]), in_cards(load_cards["decode_cards"])
-    busy = prefill_cards.value + decode_cards.value
-    compute = card_count(busy, 1, target, "busy cards", PLAIN.precise(busy))
+    busy_cards = (term(prefill_cards) + term(decode_cards)).result(
+        CARDS, "prefill card-seconds per second + decode card-seconds per second")
+    busy = busy_cards.value
+    target_share = field(headroom, "target", PERCENT, "the busiest any resource is planned to be")
+    compute = card_count(busy, 1, target, "busy cards", PLAIN.precise(busy), inputs=made_of(busy_cards, target_share))
 
     def residents_at(batch: int, cards: int) -> float:
         decoding = 1 - prefill_cards.value / cards
@@ -345,74 +366,82 @@ def plan(stack: Stack) -> CapacityPlan:
             break
         cards = memory_path(residents_at(batch, cards))
     running = timing.decode_step(stack, batch, context)
-    in_system = time_in_system(prefill, output, running.time, prefill_cards.value / cards)
-    residents = resident_requests(rate, in_system)
+    share = (term(prefill_cards) / term(cards)).result(PLAIN, "prefill's share of the cards")
+    in_system = time_in_system(prefill, output, running.time, share)
+    per_second = field(traffic, "requests_per_s", REQUESTS_PER_S, "requests per second at peak")
+    residents = resident_requests(per_second, in_system)
     memory = card_count(residents.value, per_replica.value, target, "resident requests",
-                        f"({PLAIN.precise(residents.value)} ÷ {grouped(per_replica.value)})")
-    resident_cache = Result(residents.value * per_request.value, GIB_HELD, formula="resident requests × cache per request",
-                            worked=f"{PLAIN.precise(residents.value)} × {per_request.operand} = "
-                                   f"{GIB_HELD.show(residents.value * per_request.value)}")
+                        f"({PLAIN.precise(residents.value)} ÷ {grouped(per_replica.value)})",
+                        inputs=made_of(residents, per_replica, target_share))
+    resident_cache = (term(residents, PLAIN.precise(residents.value)) * term(per_request)).result(
+        GIB_HELD, "resident requests × cache per request")
     memory = replace(memory, formula="⌈resident requests ÷ (requests one replica's cache admits × target)⌉")
-    busy_cards = Result(busy, CARDS, formula="prefill card-seconds per second + decode card-seconds per second",
-                        worked=f"{prefill_cards.operand} + {decode_cards.operand} = {CARDS.show(busy)}")
     compute = replace(compute, formula="⌈(prefill + decode card-seconds per second) ÷ target⌉")
-    per_token_ops = step.ops.value / step.read.batch
+    per_token = (term(step.ops) / term(step.read.batch)).result(GFLOP, "operations per token at the batch's step")
     achieved = timing.achieved_compute(stack)
-    flop_value = rate * (output - 1) * per_token_ops / achieved.value
-    decode_as_flops = Result(flop_value, CARDS, formula="requests per second × decode tokens × operations per token ÷ achieved compute",
-                             worked=(f"{plain(rate)} × {grouped(output - 1)} × "
-                                     f"{GFLOP.precise(per_token_ops)} ÷ {achieved.operand} = {CARDS.show(flop_value)}"))
-    ratio = decode_cards.value / flop_value if flop_value else 0.0
-    understated = Result(ratio, RATIO, formula="decode card time ÷ decode costed as operations",
-                         worked=(f"{decode_cards.operand} ÷ {decode_as_flops.operand} = {RATIO.show(ratio)}" if flop_value
-                                 else "no decode tokens beyond the first: nothing to compare"))
+    flops = (term(per_second, plain(rate)) * term(output - 1) * term(per_token, GFLOP.precise(per_token.value))
+             / term(achieved))
+    decode_as_flops = flops.result(CARDS, "requests per second × decode tokens × operations per token ÷ achieved compute")
+    flop_value = decode_as_flops.value
+    understated = ((term(decode_cards) / term(decode_as_flops)).result(RATIO, "decode card time ÷ decode costed as operations")
+                   if flop_value else
+                   Result(0.0, RATIO, formula="decode card time ÷ decode costed as operations",
+                          worked="no decode tokens beyond the first: nothing to compare", inputs=made_of(decode_as_flops)))
 
     load_value = max(memory.value, compute.value, cards)
     binding = ("both paths, equally" if memory.value == compute.value
                else "the cache (memory)" if memory.value > compute.value else "card time (compute)")
     load = Result(load_value, COUNT, formula="the larger of the two paths",
-                  worked=f"max({cards_word(memory.value)}, {cards_word(compute.value)}) = {cards_word(load_value)}")
-    fleet_value = load_value + headroom.spares
-    fleet = Result(fleet_value, COUNT, formula="load + spares",
-                   worked=f"{grouped(load_value)} + {grouped(headroom.spares)} = {grouped(fleet_value)}")
-    nodes, bought = whole_nodes(fleet_value, headroom.node)
+                  worked=f"max({cards_word(memory.value)}, {cards_word(compute.value)}) = {cards_word(load_value)}",
+                  inputs=made_of(memory, compute))
+    spares = field(headroom, "spares", COUNT, "spare replicas")
+    fleet = (term(load, grouped(load_value)) + term(spares, grouped(headroom.spares))).result(COUNT, "load + spares")
+    nodes, bought = whole_nodes(fleet, field(headroom, "node", COUNT, "cards per node"))
     bought_value = bought.value
     price = stack.price.gpu_hour_usd
-    hour = bought_value * price
-    cost_hour = Result(hour, USD_CENTS, formula="cards bought × price per GPU-hour",
-                       worked=f"{grouped(bought_value)} × {plain(price)} USD = {dollars(hour, USD_CENTS)}")
+    per_hour = field(stack.price, "gpu_hour_usd", USD_CENTS, "one card on demand for an hour")
+    hourly = term(bought, grouped(bought_value)) * term(per_hour, f"{plain(price)} USD")
+    cost_hour = hourly.result(USD_CENTS, "cards bought × price per GPU-hour", shown=dollars(hourly.value, USD_CENTS))
+    hour = cost_hour.value
     month_hours = HOURS_PER_YEAR / 12
-    month = hour * month_hours
-    cost_month = Result(month, USD, formula="per hour × hours in a month (8,760 ÷ 12)",
-                        worked=f"{USD_CENTS.precise(hour, 9)} USD × {grouped(month_hours)} = {dollars(month)}")
+    monthly = term(cost_hour, f"{USD_CENTS.precise(hour, 9)} USD") * term(hours_in_a_month(), grouped(month_hours))
+    cost_month = monthly.result(USD, "per hour × hours in a month (8,760 ÷ 12)", shown=dollars(monthly.value))
+    month = cost_month.value
     request = prompt.value + output
+    average_load = field(headroom, "average_load", PERCENT, "average load over peak, a month")
     tokens_month_value = rate * headroom.average_load * request * month_hours * 3600
     tokens_month = Result(tokens_month_value, BILLIONS,
                           formula="rate × average load × mean tokens per request × seconds in a month",
                           worked=(f"{plain(rate)} × {plain(headroom.average_load)} × "
                                   f"({PLAIN.precise(prompt.value)} + {grouped(output)}) × {grouped(month_hours * 3600)} = "
-                                  f"{grouped(tokens_month_value)} tokens"))
-    per_million_value = month / tokens_month_value * 1e6
-    per_million = Result(per_million_value, USD_CENTS, formula="monthly cost ÷ tokens a month × 1,000,000",
-                         worked=f"{USD_CENTS.precise(month, 9)} USD ÷ {grouped(tokens_month_value)} tokens × 1,000,000 = "
-                                f"{dollars(per_million_value, USD_CENTS)}")
+                                  f"{grouped(tokens_month_value)} tokens"),
+                          inputs=made_of(per_second, average_load, prompt, field(traffic, "output_p50", TOKENS),
+                                         hours_in_a_month()))
+    cost_per_token = (term(cost_month, f"{USD_CENTS.precise(month, 9)} USD")
+                      / term(tokens_month, f"{grouped(tokens_month_value)} tokens") * term(1e6, "1,000,000"))
+    per_million = cost_per_token.result(USD_CENTS, "monthly cost ÷ tokens a month × 1,000,000",
+                                        shown=dollars(cost_per_token.value, USD_CENTS))
     ttft_p95 = timing.prefill_time(stack, min(traffic.prompt_p95, prompt_cap(stack)))
     from ..engine.launch import default_max_num_batched_tokens
     engine_chunk = min(default_max_num_batched_tokens(stack.card), round(prompt.value))
     chunk = max(CHUNK_TOKENS, cap)  # vLLM refuses a token budget below --max-num-seqs, which the plan sets to the cap
+    batch_cap = Result(cap, COUNT, formula="the most sequences one card decodes within the ITL promise and its cache",
+                       worked=COUNT.show(cap),
+                       inputs=made_of(per_replica, field(stack.promise, "itl_p95_s", MS, "ITL promise, p95")))
     return CapacityPlan(
         mean_prompt=prompt, mean_positions=positions, over_limit=over_limit,
         in_system=in_system, residents=residents, request_tokens=tokens, per_request=per_request,
         resident_cache=resident_cache, per_replica=per_replica, memory_gpus=memory,
-        batch_cap=given(cap, COUNT, "the most sequences one card decodes within the ITL promise and its cache"),
+        batch_cap=batch_cap,
         batch=Result(batch, COUNT, formula="the least batch B with ⌈residents at B's step ÷ cards⌉ ≤ B",
-                     worked=_batch_worked(residents.value, cards, batch)),
+                     worked=_batch_worked(residents.value, cards, batch), inputs=made_of(residents)),
         step=step, running_step=running, prefill=prefill, prefill_cards=prefill_cards, decode_cards=decode_cards, busy_cards=busy_cards,
         decode_as_flops=decode_as_flops, understated=understated,
         compute_gpus=compute, load=load, binding=binding, fleet=fleet, nodes=nodes, bought=bought,
         cost_hour=cost_hour, cost_month=cost_month, tokens_month=tokens_month, per_million=per_million,
-        chunk_budget=given(chunk, TOKENS, "prefill tokens a step may carry (--max-num-batched-tokens), at least "
-                                          f"--max-num-seqs, the cap ({VERIFY_ARGS})"),
+        chunk_budget=Result(chunk, TOKENS, formula=("prefill tokens a step may carry (--max-num-batched-tokens), at least "
+                                                    f"--max-num-seqs, the cap ({VERIFY_ARGS})"),
+                            worked=TOKENS.show(chunk), inputs=made_of(batch_cap)),
         chunk_step=step_with_chunk(stack, running.time, chunk),
         default_chunk_step=step_with_chunk(stack, running.time, engine_chunk),
         ttft_p95=ttft_p95, ttft_met=ttft_p95.value <= stack.promise.ttft_p95_s, itl_met=running.time.value <= stack.promise.itl_p95_s,
@@ -454,21 +483,22 @@ def sensitivities(stack: Stack) -> dict[str, Sensitivity]:
 
 def utilisation_lever(stack: Stack, made: CapacityPlan) -> dict[str, Result]:
     """The same fixed bill spread over the tokens of a quiet month and of a busy one."""
-    quiet = made.per_million.value * stack.headroom.average_load / QUIET_LOAD
-    busy = made.per_million.value * stack.headroom.average_load / BUSY_LOAD
+    quiet = given(QUIET_LOAD, PERCENT, "average load, a quiet month")
+    busy = given(BUSY_LOAD, PERCENT, "average load, a busy month")
+    average = stack.headroom.average_load
+    spread = (term(made.per_million, f"{made.per_million.operand} USD")
+              * term(field(stack.headroom, "average_load", PERCENT, "average load over peak, a month"), plain(average)))
+
+    def at(load: Result, what: str) -> Result:
+        cost = spread / term(load, plain(load.value))
+        return cost.result(USD_CENTS, f"$ per M tokens × average load ÷ {what} load", shown=dollars(cost.value, USD_CENTS))
     return {
-        "quiet": given(QUIET_LOAD, PERCENT, "average load, a quiet month"),
-        "busy": given(BUSY_LOAD, PERCENT, "average load, a busy month"),
-        "quiet_per_million": Result(quiet, USD_CENTS, formula="$ per M tokens × average load ÷ quiet load",
-                                    worked=f"{made.per_million.operand} USD × "
-                                           f"{plain(stack.headroom.average_load)} ÷ {plain(QUIET_LOAD)} = "
-                                           f"{dollars(quiet, USD_CENTS)}"),
-        "busy_per_million": Result(busy, USD_CENTS, formula="$ per M tokens × average load ÷ busy load",
-                                   worked=f"{made.per_million.operand} USD × "
-                                          f"{plain(stack.headroom.average_load)} ÷ {plain(BUSY_LOAD)} = "
-                                          f"{dollars(busy, USD_CENTS)}"),
-        "gain": Result(BUSY_LOAD / QUIET_LOAD, RATIO, formula="busy load ÷ quiet load",
-                       worked=f"{PERCENT.show(BUSY_LOAD)} ÷ {PERCENT.show(QUIET_LOAD)} = {RATIO.show(BUSY_LOAD / QUIET_LOAD)}"),
+        "quiet": quiet,
+        "busy": busy,
+        "quiet_per_million": at(quiet, "quiet"),
+        "busy_per_million": at(busy, "busy"),
+        "gain": (term(busy, PERCENT.show(BUSY_LOAD)) / term(quiet, PERCENT.show(QUIET_LOAD))).result(
+            RATIO, "busy load ÷ quiet load"),
     }
 
 
@@ -499,20 +529,27 @@ def gpus_against_rate(stack: Stack) -> dict:
 def api_break_even(stack: Stack, made: CapacityPlan) -> dict[str, Result | str]:
     """The serverless price per million tokens, and the average load at which the fixed fleet's
     bill per token falls to it."""
-    load = stack.headroom.average_load * made.per_million.value / API_PER_MILLION
+    price = Result(API_PER_MILLION, USD_CENTS, formula="serverless price per million tokens",
+                   worked=f"{dollars(API_PER_MILLION, USD_CENTS)} ({API_SOURCE})")
+    api = term(price, f"{USD_CENTS.show(API_PER_MILLION)} USD")
+    plan_cost = term(made.per_million, f"{made.per_million.operand} USD")
+    average = field(stack.headroom, "average_load", PERCENT, "average load over peak, a month")
+    doubled = 2 * plan_cost
     return {
-        "price": Result(API_PER_MILLION, USD_CENTS, formula="serverless price per million tokens",
-                        worked=f"{dollars(API_PER_MILLION, USD_CENTS)} ({API_SOURCE})"),
-        "load": Result(load, PERCENT, formula="average load × plan's $ per M tokens ÷ API's $ per M tokens",
-                       worked=(f"{plain(stack.headroom.average_load)} × {made.per_million.operand} USD ÷ "
-                               f"{USD_CENTS.show(API_PER_MILLION)} USD = {PERCENT.show(load)}")),
-        "doubled": Result(2 * made.per_million.value, USD_CENTS, formula="plan's $ per M tokens at twice the GPU-hour price",
-                          worked=f"2 × {made.per_million.operand} USD = {dollars(2 * made.per_million.value, USD_CENTS)}"),
-        "ratio": Result(made.per_million.value / API_PER_MILLION, RATIO, formula="plan's $ per M tokens ÷ API's",
-                        worked=(f"{USD_CENTS.precise(made.per_million.value)} USD ÷ {USD_CENTS.show(API_PER_MILLION)} USD = "
-                                f"{RATIO.show(made.per_million.value / API_PER_MILLION)}")),
+        "price": price,
+        "load": (term(average, plain(average.value)) * plan_cost / api).result(
+            PERCENT, "average load × plan's $ per M tokens ÷ API's $ per M tokens"),
+        "doubled": doubled.result(USD_CENTS, "plan's $ per M tokens at twice the GPU-hour price",
+                                  shown=dollars(doubled.value, USD_CENTS)),
+        "ratio": (term(made.per_million, f"{USD_CENTS.precise(made.per_million.value)} USD") / api).result(
+            RATIO, "plan's $ per M tokens ÷ API's"),
         "source": API_SOURCE,
     }
+
+
+def hours_in_a_month() -> Result:
+    """8,760 hours in a year ÷ 12: constants, so nothing to record."""
+    return (term(365) * term(24) / term(12)).result(COUNT, "hours in a year ÷ 12")
 
 
 def stated(value: float, default: float, source: str) -> str:
@@ -541,8 +578,7 @@ def section(stack: Stack) -> dict[str, object]:
         "context_limit": given(stack.context_limit, TOKENS, "the engine's --max-model-len"),
         "flags": (f"--max-model-len {stack.context_limit} --max-num-seqs {made.batch_cap.value} "
                   f"--max-num-batched-tokens {made.chunk_budget.value} --gpu-memory-utilization {plain(stack.gpu_memory_utilization)}"),
-        "month_hours": Result(HOURS_PER_YEAR / 12, COUNT, formula="hours in a year ÷ 12",
-                              worked=f"365 × 24 ÷ 12 = {grouped(HOURS_PER_YEAR / 12)}"),
+        "month_hours": hours_in_a_month(),
         "binding": made.binding,
         "ttft_verdict": "met" if made.ttft_met else "broken by prefill alone",
         "nodes_word": "node" if made.nodes.value == 1 else "nodes",

@@ -18,7 +18,8 @@ from ..engine.launch import VERIFY_ARGS
 from ..engine.simulation import RATE, Outcome, Sweep, closed_form, sweep, sweep_until
 from ..specs.stack import Stack
 from ..engine.timing import prefill_time
-from ..core.units import (COUNT, GB, MS, PERCENT, RATIO, SECONDS, TOKENS, TOKENS_PER_S, Result, Unit, given, grouped,
+from ..core.arith import field, made_of, maximum, minimum, term
+from ..core.units import (BYTES, COUNT, GB, MS, PERCENT, RATIO, SECONDS, TOKENS, TOKENS_PER_S, Result, Unit, given, grouped,
     plain)
 
 USD = Unit("USD", 1, "USD", 2)
@@ -60,7 +61,14 @@ CLAIMS = {
 
 
 def _outcome(o: Outcome, promise) -> dict[str, Result]:
-    """One simulated rate, its figures as Results."""
+    """One simulated rate, its figures as Results. The counts the simulation measured stand as givens,
+    the inputs of the figures made from them."""
+    window = given(o.span, SECONDS, "the measured window's length")
+    good = given(o.good, COUNT, "requests in the measured window that met both SLOs")
+    measured = given(o.measured, COUNT, "requests measured")
+    arrival = given(o.arrival_rate, RATE, "served requests arriving in the measured window ÷ its length")
+    staying = given(o.mean_time_in_system, SECONDS, "their mean time in the system")
+    little = term(arrival, RATE.precise(o.arrival_rate)) * term(staying, SECONDS.precise(o.mean_time_in_system))
     return {
         "rate": given(o.rate, RATE, "request rate"),
         "ttft_p50": given(o.ttft["p50"], SECONDS, "TTFT p50"),
@@ -71,24 +79,27 @@ def _outcome(o: Outcome, promise) -> dict[str, Result]:
         "itl_p99": given(o.itl["p99"], MS, "ITL p99"),
         "throughput": Result(o.throughput, TOKENS_PER_S, formula="tokens generated in the measured window ÷ its length",
                              worked=(f"{grouped(round(o.throughput * o.span))} tokens ÷ {SECONDS.precise(o.span)} = "
-                                     f"{TOKENS_PER_S.show(o.throughput)}")),
+                                     f"{TOKENS_PER_S.show(o.throughput)}"),
+                             inputs=made_of(given(round(o.throughput * o.span), TOKENS, "tokens generated in the measured window"),
+                                            window)),
         "goodput": Result(o.goodput_tokens, TOKENS_PER_S,
                           formula="tokens, in the measured window, of requests that met both SLOs ÷ its length",
                           worked=(f"{grouped(round(o.goodput_tokens * o.span))} tokens ÷ {SECONDS.precise(o.span)} = "
-                                  f"{TOKENS_PER_S.show(o.goodput_tokens)}")),
+                                  f"{TOKENS_PER_S.show(o.goodput_tokens)}"),
+                          inputs=made_of(given(round(o.goodput_tokens * o.span), TOKENS,
+                                               "tokens, in the measured window, of requests that met both SLOs"), window)),
         "goodput_requests": Result(o.goodput_requests, RATE, formula="requests that met both SLOs ÷ the window's length",
-                                   worked=f"{o.good} ÷ {SECONDS.precise(o.span)} = {RATE.show(o.goodput_requests)}"),
+                                   worked=f"{o.good} ÷ {SECONDS.precise(o.span)} = {RATE.show(o.goodput_requests)}",
+                                   inputs=made_of(good, window)),
         "met": Result(o.met, PERCENT, formula="requests that met both SLOs ÷ requests measured",
-                      worked=f"{o.good} ÷ {o.measured} = {PERCENT.show(o.met)}"),
+                      worked=f"{o.good} ÷ {o.measured} = {PERCENT.show(o.met)}", inputs=made_of(good, measured)),
         "preemptions": given(o.preemptions, COUNT, "preemptions"),
-        "offered": Result(o.measured / o.span, RATE, formula="requests arriving in the measured window ÷ its length",
-                          worked=f"{grouped(o.measured)} ÷ {SECONDS.precise(o.span)} = {RATE.show(o.measured / o.span)}"),
+        "offered": (term(measured, grouped(o.measured)) / term(window, SECONDS.precise(o.span))).result(
+            RATE, "requests arriving in the measured window ÷ its length"),
         "refused": given(o.refused, COUNT, "requests in the measured window refused, over the context limit"),
         "in_system": given(o.mean_in_system, REQUESTS, "requests in the system, time-averaged step by step over the measured window"),
-        "little": Result(o.arrival_rate * o.mean_time_in_system, REQUESTS,
-                         formula="λ × W (Little's Law): served requests arriving in the window ÷ its length × their mean time in the system",
-                         worked=(f"{RATE.precise(o.arrival_rate)} × {SECONDS.precise(o.mean_time_in_system)} = "
-                                 f"{REQUESTS.show(o.arrival_rate * o.mean_time_in_system)}")),
+        "little": little.result(REQUESTS, "λ × W (Little's Law): served requests arriving in the window ÷ its length × "
+                                          "their mean time in the system"),
     }
 
 
@@ -114,6 +125,8 @@ def knee(run: Sweep, promise) -> dict[str, Result]:
     """The lowest rate at which a p95 reaches its SLO (TTFT and ITL separately), or at which the queue
     stops being steady; the knee is the lowest of the three. `binds` says which, in words."""
     over = over_limits(promise)
+    promised = {"TTFT": made_of(field(promise, "ttft_p95_s", SECONDS, "TTFT promise, p95")),
+                "ITL": made_of(field(promise, "itl_p95_s", MS, "ITL promise, p95")), "queue": ()}
     limits = {
         "TTFT": ("p95 TTFT", SECONDS.show(promise.ttft_p95_s), "p95 TTFT leaves its SLO", run.crossing(over["TTFT"])),
         "ITL": ("p95 ITL", MS.show(promise.itl_p95_s), "p95 ITL leaves its SLO", run.crossing(over["ITL"])),
@@ -122,16 +135,22 @@ def knee(run: Sweep, promise) -> dict[str, Result]:
     }
     last = run.outcomes[-1].rate
 
-    def crossing(found, subject: str, limit: str, scale: float | None = None) -> Result:
+    def simulated(rate: float) -> Result:
+        return given(rate, RATE, "request rate")
+
+    def crossing(found, subject: str, limit: str, scale: float | None = None, limited: tuple[Result, ...] = ()) -> Result:
         """`scale`: when given, the worked line shows subject itself (q × scale) against the limit,
-        for a limit that is a pure number, rather than the ratio q."""
+        for a limit that is a pure number, rather than the ratio q. `limited`: the promise the limit is."""
         if found is None:
             return Result(last, RATE, formula=f"{subject} stays within {limit} at every rate simulated",
-                          worked=f"{subject} within {limit} up to {RATE.show(last)}, the fastest rate simulated")
+                          worked=f"{subject} within {limit} up to {RATE.show(last)}, the fastest rate simulated",
+                          inputs=made_of(*limited, simulated(last)))
         low, low_ratio, high, high_ratio = found
         if low == high:
             return Result(low, RATE, formula=f"{subject} is over {limit} at the slowest rate simulated",
-                          worked=f"{subject} over {limit} already at {RATE.show(low)}, the slowest rate simulated")
+                          worked=f"{subject} over {limit} already at {RATE.show(low)}, the slowest rate simulated",
+                          inputs=made_of(*limited, simulated(low)))
+        between = made_of(simulated(low), simulated(high), *limited)
         value = low + (high - low) * (1 - low_ratio) / (high_ratio - low_ratio)
         rates = f"{RATE.precise(low, 7)} + ({RATE.precise(high, 7)} − {RATE.precise(low, 7)}) × "
         if scale is not None:
@@ -139,13 +158,14 @@ def knee(run: Sweep, promise) -> dict[str, Result]:
                                                 f"rates simulated either side (r₁, r₂), where {subject} is m₁ and m₂: "
                                                 f"r₁ + (r₂ − r₁) × ({limit} − m₁) ÷ (m₂ − m₁)"),
                           worked=(rates + f"({limit} − {low_ratio * scale:.6f}) ÷ ({high_ratio * scale:.6f} − "
-                                          f"{low_ratio * scale:.6f}) = {RATE.show(value)}"))
+                                          f"{low_ratio * scale:.6f}) = {RATE.show(value)}"), inputs=between)
         return Result(value, RATE, formula=(f"the rate at which {subject} reaches {limit}, interpolated between the two "
                                             f"rates simulated either side (r₁, r₂), where {subject} ÷ {limit} is q₁ and q₂: "
                                             f"r₁ + (r₂ − r₁) × (1 − q₁) ÷ (q₂ − q₁)"),
-                      worked=rates + f"(1 − {low_ratio:.6f}) ÷ ({high_ratio:.6f} − {low_ratio:.6f}) = {RATE.show(value)}")
+                      worked=rates + f"(1 − {low_ratio:.6f}) ÷ ({high_ratio:.6f} − {low_ratio:.6f}) = {RATE.show(value)}",
+                      inputs=between)
 
-    found = {name: crossing(reached, subject, limit, STEADY if name == "queue" else None)
+    found = {name: crossing(reached, subject, limit, STEADY if name == "queue" else None, promised[name])
              for name, (subject, limit, _, reached) in limits.items()}
     lowest = min(found, key=lambda name: found[name].value)
     reached = limits[lowest][3]
@@ -155,14 +175,12 @@ def knee(run: Sweep, promise) -> dict[str, Result]:
         binds = f"{limits[lowest][2]} already at the slowest rate simulated (the knee is lower still)"
     else:
         binds = limits[lowest][2]
-    listed = ", ".join(found[name].operand for name in limits)
     return {
         "ttft": found["TTFT"],
         "itl": found["ITL"],
         "queue": found["queue"],
         "steady": given(STEADY - 1, PERCENT, "how far λ × W may exceed the time-averaged L before the queue counts as growing"),
-        "rate": Result(found[lowest].value, RATE, formula="the lowest of the three crossings",
-                       worked=f"min({listed}) = {RATE.show(found[lowest].value)}"),
+        "rate": minimum(*(term(found[name]) for name in limits)).result(RATE, "the lowest of the three crossings"),
         "binds": binds,
     }
 
@@ -170,20 +188,26 @@ def knee(run: Sweep, promise) -> dict[str, Result]:
 def saturation_cost(stack: Stack) -> Result:
     """Dollars per million generated tokens for a card kept busy at the closed-form saturation rate."""
     closed = closed_form(stack)
-    tokens_per_s = closed.saturation.value * closed.mean_output.value
-    value = stack.price.gpu_hour_usd / (tokens_per_s * HOUR) * MILLION
-    return Result(value, USD_PER_M, formula="$ per GPU-hour ÷ (saturation rate × mean output × 3,600) × 1,000,000",
-                  worked=(f"{USD.show(stack.price.gpu_hour_usd)} ÷ ({closed.saturation.operand} × "
-                          f"{closed.mean_output.operand} × 3,600 s) × 1,000,000 = {USD_PER_M.show(value)}"))
+    return _per_million(stack, closed.saturation, closed.mean_output).result(
+        USD_PER_M, "$ per GPU-hour ÷ (saturation rate × mean output × 3,600) × 1,000,000")
+
+
+def _price(stack: Stack) -> Result:
+    return field(stack.price, "gpu_hour_usd", USD, "$ per GPU-hour (an assumption)")
+
+
+def _per_million(stack: Stack, rate: Result, tokens: Result, tokens_shown: str | None = None):
+    """$ per GPU-hour ÷ (rate × tokens a request × 3,600 s) × 1,000,000: a card's hour over the tokens it makes."""
+    price = _price(stack)
+    return (term(price, USD.show(price.value)) / (term(rate) * term(tokens, tokens_shown) * term(HOUR, "3,600 s"))
+            * term(MILLION, "1,000,000"))
 
 
 def levers(stack: Stack, base: Result) -> dict[str, Result]:
     """Cost per million tokens at saturation as one thing changes at a time, and each one's gain."""
     def gain(name: str, changed: Stack) -> dict[str, Result]:
         cost = saturation_cost(changed)
-        ratio = base.value / cost.value
-        return {"cost": cost, "gain": Result(ratio, RATIO_FINE2, formula=f"reference ÷ {name}",
-                                             worked=f"{base.operand} ÷ {cost.operand} = {RATIO_FINE2.show(ratio)}")}
+        return {"cost": cost, "gain": (term(base) / term(cost)).result(RATIO_FINE2, f"reference ÷ {name}")}
     traffic = stack.traffic
     return {
         "fp8_weights": gain("fp8 weights", replace(stack, weight_precision=FP8)),
@@ -201,39 +225,43 @@ def document_14s_terms(stack: Stack, knee_rate: Result) -> dict[str, Result]:
     queueing breaks the promise, so document 14's planning target (its stand-in for that limit) is
     not applied on top."""
     closed = closed_form(stack)
-    headroom, price = stack.headroom, stack.price.gpu_hour_usd
-    tokens = closed.mean_prompt.value + closed.mean_output.value
-    per_token = price / (knee_rate.value * tokens * HOUR) * MILLION
+    headroom = stack.headroom
+    tokens = _mean_tokens(closed)
     peak = stack.traffic.requests_per_s
     replicas = max(1, math.ceil(peak / knee_rate.value - 1e-9))
     fleet = replicas + headroom.spares
-    nodes, bought = planning.whole_nodes(fleet, headroom.node)
-    served = peak * headroom.average_load * tokens * HOUR
-    average = bought.value * price / served * MILLION
+    peak_rate = field(stack.traffic, "requests_per_s", RATE, "peak request rate the fleet must carry")
+    gpus = Result(fleet, COUNT, formula="⌈peak rate ÷ knee⌉ + spares",
+                  worked=f"⌈{RATE.precise(peak)} ÷ {knee_rate.operand}⌉ + {headroom.spares} = {replicas} + {headroom.spares} = {fleet}",
+                  inputs=made_of(peak_rate, knee_rate, field(headroom, "spares", COUNT, "spare replicas")))
+    nodes, bought = planning.whole_nodes(gpus, field(headroom, "node", COUNT, "cards per node"))
+    price = _price(stack)
+    load = field(headroom, "average_load", PERCENT, "average load over peak, a month")
+    served = (term(peak_rate, RATE.precise(peak)) * term(load, f"{headroom.average_load:.2f}")
+              * term(tokens, TOKENS.precise(tokens.value)) * term(HOUR, "3,600 s"))
+    average = term(bought, grouped(bought.value)) * term(price, USD.show(price.value)) / served * term(MILLION, "1,000,000")
     return {
-        "tokens": Result(tokens, TOKENS, formula="mean prompt + mean output",
-                         worked=f"{closed.mean_prompt.operand} + {closed.mean_output.operand} = {TOKENS.show(tokens)}"),
-        "at_knee": Result(per_token, USD_PER_M, formula="$ per GPU-hour ÷ (knee × (mean prompt + mean output) × 3,600) × 1,000,000",
-                          worked=(f"{USD.show(price)} ÷ ({knee_rate.operand} × {TOKENS.precise(tokens)} × 3,600 s) × "
-                                  f"1,000,000 = {USD_PER_M.show(per_token)}")),
-        "gpus": Result(fleet, COUNT, formula="⌈peak rate ÷ knee⌉ + spares",
-                       worked=f"⌈{RATE.precise(peak)} ÷ {knee_rate.operand}⌉ + {headroom.spares} = {replicas} + {headroom.spares} = {fleet}"),
+        "tokens": tokens,
+        "at_knee": _per_million(stack, knee_rate, tokens, TOKENS.precise(tokens.value)).result(
+            USD_PER_M, "$ per GPU-hour ÷ (knee × (mean prompt + mean output) × 3,600) × 1,000,000"),
+        "gpus": gpus,
         "nodes": nodes,
         "bought": bought,
-        "average": Result(average, USD_PER_M,
-                          formula="cards bought × $ per GPU-hour ÷ (peak rate × average load × tokens a request × 3,600) × 1,000,000",
-                          worked=(f"{grouped(bought.value)} × {USD.show(price)} ÷ ({RATE.precise(peak)} × {headroom.average_load:.2f} × "
-                                  f"{TOKENS.precise(tokens)} × 3,600 s) × 1,000,000 = {USD_PER_M.show(average)}")),
+        "average": average.result(
+            USD_PER_M, "cards bought × $ per GPU-hour ÷ (peak rate × average load × tokens a request × 3,600) × 1,000,000"),
     }
+
+
+def _mean_tokens(closed) -> Result:
+    return (term(closed.mean_prompt) + term(closed.mean_output)).result(TOKENS, "mean prompt + mean output")
 
 
 def decode_alone(stack: Stack) -> Result:
     """Tokens a second if the card only decoded, at the batch the cache admits: batch ÷ its step."""
     closed = closed_form(stack)
-    value = closed.batch_at_saturation.value / closed.step_at_saturation.value
-    return Result(value, TOKENS_PER_S, formula="batch the cache admits ÷ its step time",
-                  worked=(f"{COUNT.number(closed.batch_at_saturation.value, 2)} ÷ {closed.step_at_saturation.operand} = "
-                          f"{TOKENS_PER_S.show(value)}"))
+    batch = closed.batch_at_saturation
+    return (term(batch, COUNT.number(batch.value, 2)) / term(closed.step_at_saturation)).result(
+        TOKENS_PER_S, "batch the cache admits ÷ its step time")
 
 
 def cache_share_of_reads(stack: Stack) -> dict[str, object]:
@@ -244,16 +272,21 @@ def cache_share_of_reads(stack: Stack) -> dict[str, object]:
     held = round(closed.mean_prompt.value + closed.mean_output.value / 2)
     batch = max(1, int(closed.batch_at_saturation.value))
     step = timing.decode_step(stack, batch, held)
-    per_token = step.read.cache.value / (batch * held)
-    half = step.read.weights.value / (held * per_token)
+    sequences = Result(batch, COUNT, formula="whole sequences the pool admits at saturation", worked=COUNT.show(batch),
+                       inputs=made_of(closed.batch_at_saturation))
+    tokens = Result(held, TOKENS, formula="mean prompt + half the mean output, rounded",
+                    worked=f"{closed.mean_prompt.operand} + {closed.mean_output.operand} ÷ 2 = {TOKENS.show(held)}",
+                    inputs=made_of(closed.mean_prompt, closed.mean_output))
+    per_token = (term(step.read.cache) / (term(sequences) * term(tokens, grouped(held)))).result(
+        BYTES, "cache bytes read ÷ (sequences × tokens held)")
+    weights = step.read.weights
     return {
-        "batch": given(batch, COUNT, "whole sequences the pool admits at saturation"),
-        "held": Result(held, TOKENS, formula="mean prompt + half the mean output, rounded",
-                       worked=f"{closed.mean_prompt.operand} + {closed.mean_output.operand} ÷ 2 = {TOKENS.show(held)}"),
+        "batch": sequences,
+        "held": tokens,
         "step": step,
-        "half": Result(half, COUNT, formula="weights read ÷ (tokens held × cache bytes per token)",
-                       worked=(f"{grouped(step.read.weights.value)} B ÷ ({grouped(held)} × {grouped(per_token)} B) = "
-                               f"{COUNT.show(half)}")),
+        "half": (term(weights, f"{grouped(weights.value)} B") / (term(tokens, grouped(held))
+                                                                 * term(per_token, f"{grouped(per_token.value)} B"))).result(
+            COUNT, "weights read ÷ (tokens held × cache bytes per token)"),
     }
 
 
@@ -272,39 +305,40 @@ def against_an_api(stack: Stack, fleet_average: Result) -> dict[str, Result]:
     average load at which the two are equal (cost per token divides by the load). The API bills
     the shared prefix a hit finds cached at a discount, and batch work at half its price."""
     api = planning.API_PER_MILLION
-    load = stack.headroom.average_load
+    load = field(stack.headroom, "average_load", PERCENT, "average load over peak, a month")
 
-    def even_load(price: float, shown: str, against: str) -> Result:
+    def even_load(price: Result, shown: str, against: str) -> Result:
         """The average load at which the fleet's bill per token falls to `price`."""
-        value = load * fleet_average.value / price
-        return Result(value, PERCENT, formula=f"average load × the fleet's $ per million tokens ÷ {against}",
-                      worked=f"{load:.2f} × {fleet_average.operand} ÷ {shown} = {PERCENT.show(value)}")
+        return (term(load, f"{load.value:.2f}") * term(fleet_average) / term(price, shown)).result(
+            PERCENT, f"average load × the fleet's $ per million tokens ÷ {against}")
 
-    ratio = fleet_average.value / api
+    price = given(api, USD_PER_M, f"a managed API's price per million tokens, prompt and output alike ({planning.API_SOURCE})")
+    listed = term(price, USD_PER_M.show(api))
     closed = closed_form(stack)
-    tokens = closed.mean_prompt.value + closed.mean_output.value
-    hit_rate = stack.cache.hit_rate
+    tokens = _mean_tokens(closed)
+    hit_rate = field(stack.cache, "hit_rate", PERCENT, "share of requests that find the prefix cached")
     reused = cacheops.reusable_tokens(stack.cache.prefix, round(closed.mean_prompt.value), stack.block_size)
-    cached_share = hit_rate * reused / tokens
-    cached_price = api * (1 - CACHED_INPUT_DISCOUNT * cached_share)
-    batch_price = api * (1 - BATCH_DISCOUNT)
+    share = term(hit_rate, plain(hit_rate.value)) * term(reused) / term(tokens, TOKENS.precise(tokens.value))
+    cached_share = share.result(PERCENT, "hit rate × prefix tokens a hit reuses ÷ (mean prompt + mean output)",
+                                shown=f"{PERCENT.show(share.value)} of the tokens")
+    cached_discount = given(CACHED_INPUT_DISCOUNT, PERCENT, CACHED_SOURCE)
+    cached_price = (listed * (1 - term(cached_discount, plain(CACHED_INPUT_DISCOUNT))
+                              * term(cached_share, plain(round(cached_share.value, 4))))).result(
+        USD_PER_M, "API price × (1 − cached discount × cached share)")
+    batch_discount = given(BATCH_DISCOUNT, PERCENT, BATCH_SOURCE)
+    batch_price = (listed * (1 - term(batch_discount, plain(BATCH_DISCOUNT)))).result(
+        USD_PER_M, "API price × (1 − batch discount)")
     return {
-        "price": given(api, USD_PER_M, f"a managed API's price per million tokens, prompt and output alike ({planning.API_SOURCE})"),
-        "ratio": Result(ratio, RATIO_FINE2, formula="the fleet's $ per million tokens ÷ the API's",
-                        worked=f"{fleet_average.operand} ÷ {USD_PER_M.show(api)} = {RATIO_FINE2.show(ratio)}"),
-        "even_load": even_load(api, USD_PER_M.show(api), "the API's"),
-        "cached_discount": given(CACHED_INPUT_DISCOUNT, PERCENT, CACHED_SOURCE),
-        "cached_share": Result(cached_share, PERCENT, formula="hit rate × prefix tokens a hit reuses ÷ (mean prompt + mean output)",
-                               worked=(f"{plain(hit_rate)} × {grouped(reused)} ÷ {TOKENS.precise(tokens)} = "
-                                       f"{PERCENT.show(cached_share)} of the tokens")),
-        "cached_price": Result(cached_price, USD_PER_M, formula="API price × (1 − cached discount × cached share)",
-                               worked=(f"{USD_PER_M.show(api)} × (1 − {plain(CACHED_INPUT_DISCOUNT)} × "
-                                       f"{plain(round(cached_share, 4))}) = {USD_PER_M.show(cached_price)}")),
-        "cached_even_load": even_load(cached_price, USD_PER_M.precise(cached_price), "the API's with the cached discount"),
-        "batch_discount": given(BATCH_DISCOUNT, PERCENT, BATCH_SOURCE),
-        "batch_price": Result(batch_price, USD_PER_M, formula="API price × (1 − batch discount)",
-                              worked=f"{USD_PER_M.show(api)} × (1 − {plain(BATCH_DISCOUNT)}) = {USD_PER_M.show(batch_price)}"),
-        "batch_even_load": even_load(batch_price, USD_PER_M.show(batch_price), "the API's batch price"),
+        "price": price,
+        "ratio": (term(fleet_average) / listed).result(RATIO_FINE2, "the fleet's $ per million tokens ÷ the API's"),
+        "even_load": even_load(price, USD_PER_M.show(api), "the API's"),
+        "cached_discount": cached_discount,
+        "cached_share": cached_share,
+        "cached_price": cached_price,
+        "cached_even_load": even_load(cached_price, USD_PER_M.precise(cached_price.value), "the API's with the cached discount"),
+        "batch_discount": batch_discount,
+        "batch_price": batch_price,
+        "batch_even_load": even_load(batch_price, USD_PER_M.show(batch_price.value), "the API's batch price"),
     }
 
 
@@ -320,12 +354,11 @@ def knee_spread(stack: Stack) -> dict[str, Result]:
     knees = [knee(sweep(stack) if k == 0 else sweep_until(replace(stack, stream=replace(stack.stream, seed=stack.stream.seed + k)),
                                                           reached), stack.promise)["rate"]
              for k in range(SEEDS)]
-    low, high = min(k.value for k in knees), max(k.value for k in knees)
-    listed = ", ".join(RATE.show(k.value) for k in knees)
+    listed = [term(k, RATE.show(k.value)) for k in knees]
     return {
         "seeds": given(SEEDS, COUNT, "seeds simulated"),
-        "low": Result(low, RATE, formula="the lowest knee over the seeds", worked=f"min({listed}) = {RATE.show(low)}"),
-        "high": Result(high, RATE, formula="the highest knee over the seeds", worked=f"max({listed}) = {RATE.show(high)}"),
+        "low": minimum(*listed).result(RATE, "the lowest knee over the seeds"),
+        "high": maximum(*listed).result(RATE, "the highest knee over the seeds"),
     }
 
 
@@ -338,17 +371,19 @@ BENCH_SOURCE = ("https://docs.vllm.ai/en/latest/cli/bench/serve/ (--num-prompts 
 
 def utilisation_lever(at_knee: Result) -> dict[str, Result]:
     """A GPU-hour costs the same busy or idle: cost per token divides by the share of hours busy."""
-    low = at_knee.value / UTILISATION_LOW
-    high = at_knee.value / UTILISATION_HIGH
+    low_share = given(UTILISATION_LOW, PERCENT, "average utilisation, a half-idle fleet (an example)")
+    high_share = given(UTILISATION_HIGH, PERCENT, "average utilisation, a consolidated fleet (an example)")
+    low = (term(at_knee) / term(low_share, f"{UTILISATION_LOW:.2f}")).result(USD_PER_M, "cost at the knee ÷ average utilisation")
+    high = (term(at_knee) / term(high_share, f"{UTILISATION_HIGH:.2f}")).result(USD_PER_M, "cost at the knee ÷ average utilisation")
     return {
-        "low_share": given(UTILISATION_LOW, PERCENT, "average utilisation, a half-idle fleet (an example)"),
-        "high_share": given(UTILISATION_HIGH, PERCENT, "average utilisation, a consolidated fleet (an example)"),
-        "low": Result(low, USD_PER_M, formula="cost at the knee ÷ average utilisation",
-                      worked=f"{at_knee.operand} ÷ {UTILISATION_LOW:.2f} = {USD_PER_M.show(low)}"),
-        "high": Result(high, USD_PER_M, formula="cost at the knee ÷ average utilisation",
-                       worked=f"{at_knee.operand} ÷ {UTILISATION_HIGH:.2f} = {USD_PER_M.show(high)}"),
-        "gain": Result(low / high, RATIO, formula="utilisation after ÷ before",
-                       worked=f"{UTILISATION_HIGH:.2f} ÷ {UTILISATION_LOW:.2f} = {RATIO.show(low / high)}"),
+        "low_share": low_share,
+        "high_share": high_share,
+        "low": low,
+        "high": high,
+        # the line divides the shares; the value is the two costs' ratio, equal but for the last bit
+        "gain": Result(low.value / high.value, RATIO, formula="utilisation after ÷ before",
+                       worked=f"{UTILISATION_HIGH:.2f} ÷ {UTILISATION_LOW:.2f} = {RATIO.show(low.value / high.value)}",
+                       inputs=made_of(high_share, low_share)),
     }
 
 
@@ -357,22 +392,23 @@ def cold_start(stack: Stack) -> dict[str, Result]:
     CUDA graph capture), a named assumption."""
     rate = stack.stream.storage_gb_per_s * GB
     held = weight_bytes(stack.model, stack.weight_precision)
-    reading = held.value / rate
     start = stack.stream.engine_start_s
     quarter = weight_bytes(stack.model, INT4)
+    storage = given(rate, GB_PER_S_SHOWN, "storage read rate (an assumption)")
+    engine = given(start, SECONDS, "engine start-up (an assumption)")
+    read_rate = term(storage, GB_PER_S_SHOWN.show(rate))
+    reading = (term(held, f"{grouped(held.value)} B") / read_rate).result(SECONDS_ROUND, "weights ÷ storage read rate")
     return {
-        "storage": given(rate, GB_PER_S_SHOWN, "storage read rate (an assumption)"),
-        "engine": given(start, SECONDS, "engine start-up (an assumption)"),
+        "storage": storage,
+        "engine": engine,
         "weights": held,
-        "reading": Result(reading, SECONDS_ROUND, formula="weights ÷ storage read rate",
-                          worked=f"{grouped(held.value)} B ÷ {GB_PER_S_SHOWN.show(rate)} = {SECONDS_ROUND.show(reading)}"),
-        "total": Result(reading + start, SECONDS_ROUND, formula="reading the weights + engine start-up",
-                        worked=f"{SECONDS.precise(reading)} + {SECONDS.show(start)} = {SECONDS_ROUND.show(reading + start)}"),
-        "int4_share": Result(quarter.value / held.value, PERCENT, formula="int4 weights ÷ weights at this precision",
-                             worked=f"{quarter} ÷ {held} = {PERCENT.show(quarter.value / held.value)}"),
-        "int4_reading": Result(quarter.value / rate, SECONDS_ROUND, formula="int4 weights ÷ storage read rate",
-                               worked=(f"{grouped(quarter.value)} B ÷ {GB_PER_S_SHOWN.show(rate)} = "
-                                       f"{SECONDS_ROUND.show(quarter.value / rate)}")),
+        "reading": reading,
+        "total": (term(reading, SECONDS.precise(reading.value)) + term(engine, SECONDS.show(start))).result(
+            SECONDS_ROUND, "reading the weights + engine start-up"),
+        "int4_share": (term(quarter, str(quarter)) / term(held, str(held))).result(
+            PERCENT, "int4 weights ÷ weights at this precision"),
+        "int4_reading": (term(quarter, f"{grouped(quarter.value)} B") / read_rate).result(
+            SECONDS_ROUND, "int4 weights ÷ storage read rate"),
     }
 
 
@@ -452,15 +488,13 @@ def section(stack: Stack) -> Later:
     busiest = max(run.outcomes, key=lambda o: o.throughput)
     per_replica = found["rate"]
     peak_rate = stack.traffic.requests_per_s
+    peak = field(stack.traffic, "requests_per_s", RATE, "peak request rate the fleet must carry")
     gpus = max(1, math.ceil(peak_rate / per_replica.value - 1e-9))
-    at_knee_tokens = per_replica.value * closed.mean_output.value
-    cost = stack.price.gpu_hour_usd / (at_knee_tokens * HOUR) * MILLION
-    at_knee_cost = Result(cost, USD_PER_M, formula="$ per GPU-hour ÷ (knee × mean output × 3,600) × 1,000,000",
-                          worked=(f"{USD.show(stack.price.gpu_hour_usd)} ÷ ({per_replica.operand} × "
-                                  f"{closed.mean_output.operand} × 3,600 s) × 1,000,000 = {USD_PER_M.show(cost)}"))
+    at_knee_cost = _per_million(stack, per_replica, closed.mean_output).result(
+        USD_PER_M, "$ per GPU-hour ÷ (knee × mean output × 3,600) × 1,000,000")
     outcomes = {f"{i}": _outcome(o, promise) for i, o in enumerate(run.outcomes)}
     below, at, past = (min(range(len(run.outcomes)), key=lambda i: abs(simulation.SWEEP[i] - f)) for f in (0.5, 1.0, 1.3))
-    return Later({
+    later = Later({
         "closed": lambda: closed,
         "knee": lambda: found,
         "below": lambda: outcomes[f"{below}"],
@@ -468,16 +502,13 @@ def section(stack: Stack) -> Later:
         "past": lambda: outcomes[f"{past}"],
         "best": lambda: _outcome(best, promise),
         "busiest": lambda: _outcome(busiest, promise),
-        "goodput_share": lambda: Result(best.goodput_tokens / busiest.throughput, PERCENT,
-                                        formula="goodput's peak ÷ raw throughput's peak",
-                                        worked=(f"{TOKENS_PER_S.show(best.goodput_tokens)} ÷ "
-                                                f"{TOKENS_PER_S.show(busiest.throughput)} = "
-                                                f"{PERCENT.show(best.goodput_tokens / busiest.throughput)}")),
-        "peak_rate": lambda: given(peak_rate, RATE, "peak request rate the fleet must carry"),
+        "goodput_share": lambda: _peak_share(later["best"]["goodput"], later["busiest"]["throughput"]),
+        "peak_rate": lambda: peak,
         "gpus": lambda: Result(gpus, COUNT, formula="⌈peak request rate ÷ knee⌉",
                                worked=(f"⌈{RATE.precise(peak_rate)} ÷ {per_replica.operand}⌉ = {grouped(gpus)}"
                                        + ("; at least that many: the knee is below the slowest rate simulated"
-                                          if "lower still" in found["binds"] else ""))),
+                                          if "lower still" in found["binds"] else "")),
+                               inputs=made_of(peak, per_replica)),
         "cost": lambda: at_knee_cost,
         "saturation_cost": lambda: saturation_cost(stack),
         "levers": lambda: levers(stack, saturation_cost(stack)),
@@ -499,16 +530,21 @@ def section(stack: Stack) -> Later:
         "document_14": lambda: document_14s_terms(stack, per_replica),
         "decode_alone": lambda: decode_alone(stack),
         "reads": lambda: cache_share_of_reads(stack),
-        "api": lambda: against_an_api(stack, document_14s_terms(stack, per_replica)["average"]),
+        "api": lambda: against_an_api(stack, later["document_14"]["average"]),
         "spread": lambda: knee_spread(stack),
         "bench": lambda: {"prompts": given(BENCH_PROMPTS, COUNT, f"vllm bench serve --num-prompts default ({BENCH_SOURCE})"),
                           "percentile": given(BENCH_PERCENTILE, COUNT,
                                               f"vllm bench serve --metric-percentiles default ({BENCH_SOURCE})")},
-        "prefill_share": lambda: Result(closed.saturation.value * closed.prefill.value, PERCENT,
-                                        formula="saturation rate × prefill time of the mean prompt",
-                                        worked=(f"{closed.saturation.operand} × {closed.prefill.operand} = "
-                                                f"{PERCENT.show(closed.saturation.value * closed.prefill.value)}")),
+        "prefill_share": lambda: (term(closed.saturation) * term(closed.prefill)).result(
+            PERCENT, "saturation rate × prefill time of the mean prompt"),
     })
+    return later
+
+
+def _peak_share(goodput: Result, throughput: Result) -> Result:
+    """Goodput's peak ÷ raw throughput's peak, each as it prints."""
+    return (term(goodput, TOKENS_PER_S.show(goodput.value)) / term(throughput, TOKENS_PER_S.show(throughput.value))).result(
+        PERCENT, "goodput's peak ÷ raw throughput's peak")
 
 
 def latency_curves(stack: Stack) -> dict:

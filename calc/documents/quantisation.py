@@ -13,6 +13,7 @@ from ..specs.models import LLAMA_3_1_70B
 from ..specs.precision import BF16, FP8, INT4, KV_PRECISIONS, PRECISIONS
 from ..model.weights import weight_bytes
 from ..specs.stack import Stack
+from ..core.arith import made_of, term
 from ..core.units import GIB_HELD, RATIO, RATIO_FINE, Result, given, grouped, plain
 
 FP4_CARDS = {"b200": "NVIDIA HGX B200 datasheet: FP4 Tensor Core (NVFP4 and MXFP4), Blackwell's fifth-generation tensor cores"}
@@ -29,14 +30,15 @@ def number(stack: Stack) -> dict[str, object]:
 
 def format_facts() -> dict[str, object]:
     return {**formats.FLOATS, **formats.INTS, "e4m3fnuz": formats.E4M3_FNUZ, "blocks": formats.BLOCKS,
-            "bf16_coarser": Result(formats.BF16.step_at_one.value / formats.FP16.step_at_one.value, RATIO,
-                                   formula="bf16's step at one ÷ fp16's",
-                                   worked=(f"{formats.BF16.step_at_one} ÷ {formats.FP16.step_at_one} = "
-                                           f"{RATIO.show(formats.BF16.step_at_one.value / formats.FP16.step_at_one.value)}")),
-            "fnuz_short": Result(formats.E4M3.largest.value / formats.E4M3_FNUZ.largest.value, RATIO,
-                                 formula="OCP E4M3's largest ÷ FNUZ's largest",
-                                 worked=(f"{formats.E4M3.largest} ÷ {formats.E4M3_FNUZ.largest} = "
-                                         f"{RATIO.show(formats.E4M3.largest.value / formats.E4M3_FNUZ.largest.value)}"))}
+            "bf16_coarser": _shown(formats.BF16.step_at_one, formats.FP16.step_at_one).result(
+                RATIO, "bf16's step at one ÷ fp16's"),
+            "fnuz_short": _shown(formats.E4M3.largest, formats.E4M3_FNUZ.largest).result(
+                RATIO, "OCP E4M3's largest ÷ FNUZ's largest")}
+
+
+def _shown(a: Result, b: Result):
+    """a ÷ b, each as it prints."""
+    return term(a, str(a)) / term(b, str(b))
 
 
 @dataclass(frozen=True)
@@ -85,9 +87,8 @@ def grid(stack: Stack) -> dict[str, Pairing]:
 
 def gain(before: Result, after: Result, what: str) -> Result:
     if after.value <= 0:
-        return Result(0.0, RATIO, formula=what, worked=f"no ratio: the second figure is {after}")
-    value = before.value / after.value
-    return Result(value, RATIO, formula=what, worked=f"{before.operand} ÷ {after.operand} = {RATIO.show(value)}")
+        return Result(0.0, RATIO, formula=what, worked=f"no ratio: the second figure is {after}", inputs=made_of(after))
+    return (term(before) / term(after)).result(RATIO, what)
 
 
 @dataclass(frozen=True)
@@ -114,20 +115,16 @@ def naive(stack: Stack, pairs: dict[str, Pairing]) -> dict[str, Result]:
     """The claims this page corrects, computed exactly as they are usually made."""
     model = stack.model
     bf16 = weight_bytes(model, BF16)
-    halved = bf16.value / 2
+    halved = (term(bf16) / 2).result(GIB_HELD, "bf16 weights ÷ 2")
     from ..model.anatomy import count_parameters
-    total = count_parameters(model).total.value
-    flat_int4 = total * 0.5
+    total = count_parameters(model).total
+    flat_int4 = (term(total, grouped(total.value)) * term(0.5, "0.5 B")).result(GIB_HELD, "parameters × 4 bits ÷ 8")
     fp8, int4 = weight_bytes(model, FP8), weight_bytes(model, INT4)
     return {
-        "fp8_halved": Result(halved, GIB_HELD, formula="bf16 weights ÷ 2",
-                             worked=f"{bf16.operand} ÷ 2 = {GIB_HELD.show(halved)}"),
-        "fp8_off": Result(fp8.value / halved, RATIO_FINE, formula="true fp8 weights ÷ the claim",
-                          worked=f"{fp8.operand} ÷ {GIB_HELD.precise(halved)} = {RATIO_FINE.show(fp8.value / halved)}"),
-        "int4_flat": Result(flat_int4, GIB_HELD, formula="parameters × 4 bits ÷ 8",
-                            worked=f"{grouped(total)} × 0.5 B = {GIB_HELD.show(flat_int4)}"),
-        "int4_off": Result(int4.value / flat_int4, RATIO_FINE, formula="true int4 weights ÷ the claim",
-                           worked=f"{int4.operand} ÷ {GIB_HELD.precise(flat_int4)} = {RATIO_FINE.show(int4.value / flat_int4)}"),
+        "fp8_halved": halved,
+        "fp8_off": (term(fp8) / term(halved)).result(RATIO_FINE, "true fp8 weights ÷ the claim"),
+        "int4_flat": flat_int4,
+        "int4_off": (term(int4) / term(flat_int4)).result(RATIO_FINE, "true int4 weights ÷ the claim"),
     }
 
 

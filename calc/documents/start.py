@@ -17,6 +17,7 @@ from ..engine import kvcache, timing
 from . import phases
 from ..model import roofline
 from ..specs.stack import Stack
+from ..core.arith import field, made_of, term
 from ..core.units import COUNT, SECONDS, TOKENS, Result, Unit, given, grouped, plain
 
 SECONDS_PER_HOUR = 3_600
@@ -60,11 +61,20 @@ def sequence_count(value: int) -> str:
     return f"{grouped(value)} sequence" if value == 1 else f"{grouped(value)} sequences"
 
 
-def in_flight(rate: float, request: Result) -> Result:
+def _number(value: float | Result) -> float:
+    return value.value if isinstance(value, Result) else value
+
+
+def _rate(rate: float | Result, shown: str = " /s"):
+    """The request rate as an operand, `plain` with `shown` after it: the stack's field where given one."""
+    return term(rate, f"{plain(_number(rate))}{shown}")
+
+
+def in_flight(rate: float | Result, request: Result) -> Result:
     """Little's law: requests arriving per second × seconds each spends in the system."""
-    value = rate * request.value
-    return Result(value, REQUESTS, formula="requests per second × seconds per request (Little's law)",
-                  worked=f"{plain(rate)} /s × {SECONDS.precise(request.value)} = {REQUESTS.show(value)} in flight")
+    flight = _rate(rate) * term(request, SECONDS.precise(request.value))
+    return flight.result(REQUESTS, "requests per second × seconds per request (Little's law)",
+                         shown=f"{REQUESTS.show(flight.value)} in flight")
 
 
 def cards_by_memory(in_flight: Result, users_per_card: Result) -> Result:
@@ -72,51 +82,47 @@ def cards_by_memory(in_flight: Result, users_per_card: Result) -> Result:
     admits at this length. A lower bound, since it charges prefill no time at all."""
     value = max(math.ceil(round(in_flight.value / max(users_per_card.value, 1), 9)), 1)
     return Result(value, COUNT, formula="⌈requests in flight ÷ users one card admits⌉",
-                  worked=f"⌈{in_flight.operand} ÷ {users_per_card.number()}⌉ = {gpu_count(value)}")
+                  worked=f"⌈{in_flight.operand} ÷ {users_per_card.number()}⌉ = {gpu_count(value)}",
+                  inputs=made_of(in_flight, users_per_card))
 
 
-def prefill_load(rate: float, prefill: Result) -> Result:
+def prefill_load(rate: float | Result, prefill: Result) -> Result:
     """Card-seconds per second prefill asks for: every arriving prompt's prefill time."""
-    value = rate * prefill.value
-    return Result(value, CARDS, formula="requests per second × prefill time",
-                  worked=f"{plain(rate)} /s × {SECONDS.precise(prefill.value)} = {CARDS.show(value)}")
+    return (_rate(rate) * term(prefill, SECONDS.precise(prefill.value))).result(CARDS, "requests per second × prefill time")
 
 
-def decode_load(rate: float, output: int, step: timing.DecodeStep) -> Result:
+def decode_load(rate: float | Result, output: int, step: timing.DecodeStep) -> Result:
     """Card-seconds per second decode asks for: the tokens the traffic generates after the first,
     at what one card produces decoding its batch."""
     tokens = output - 1
-    produced = step.tokens_per_second
-    value = rate * tokens / produced.value
-    return Result(value, CARDS, formula="requests per second × decode tokens ÷ tokens per second of one card",
-                  worked=f"{plain(rate)} /s × {grouped(tokens)} ÷ {produced.operand} = {CARDS.show(value)}")
+    return (_rate(rate) * term(tokens) / term(step.tokens_per_second)).result(
+        CARDS, "requests per second × decode tokens ÷ tokens per second of one card")
 
 
 def card_load(prefill_cards: Result, decode_cards: Result) -> Result:
     """Card-seconds per second the two phases ask for, added: prefill and decode share the cards."""
-    value = prefill_cards.value + decode_cards.value
-    return Result(value, CARDS, formula="prefill card-seconds per second + decode card-seconds per second",
-                  worked=f"{CARDS.precise(prefill_cards.value)} + {CARDS.precise(decode_cards.value)} = {CARDS.show(value)}")
+    return (term(prefill_cards, CARDS.precise(prefill_cards.value)) + term(decode_cards, CARDS.precise(decode_cards.value))
+            ).result(CARDS, "prefill card-seconds per second + decode card-seconds per second")
 
 
 def whole_cards(load: Result) -> Result:
     """Cards come whole: the load rounded up, and at least one."""
     value = max(math.ceil(round(load.value, 9)), 1)
-    return Result(value, COUNT, formula="⌈card load⌉", worked=f"⌈{load.operand}⌉ = {gpu_count(value)}")
+    return Result(value, COUNT, formula="⌈card load⌉", worked=f"⌈{load.operand}⌉ = {gpu_count(value)}",
+                  inputs=made_of(load))
 
 
-def hourly_spend(gpus: Result, gpu_hour_usd: float) -> Result:
+def hourly_spend(gpus: Result, gpu_hour_usd: float | Result) -> Result:
     """What the cards cost for an hour, at the named rental price."""
-    value = gpus.value * gpu_hour_usd
-    return Result(value, DOLLARS_PER_HOUR, formula="GPUs × $ per GPU-hour",
-                  worked=f"{gpus} × {DOLLARS_PER_HOUR.show(gpu_hour_usd)} = {DOLLARS_PER_HOUR.show(value)}")
+    return (term(gpus, str(gpus)) * term(gpu_hour_usd, DOLLARS_PER_HOUR.show(_number(gpu_hour_usd)))).result(
+        DOLLARS_PER_HOUR, "GPUs × $ per GPU-hour")
 
 
-def generated_per_hour(rate: float, output: int) -> Result:
+def generated_per_hour(rate: float | Result, output: int | Result) -> Result:
     """Tokens the traffic generates in an hour: the tokens a bill per output token counts."""
-    value = rate * output * SECONDS_PER_HOUR
-    return Result(value, TOKENS_PER_HOUR, formula="requests per second × output tokens × 3,600 s",
-                  worked=f"{plain(rate)} × {grouped(output)} × {grouped(SECONDS_PER_HOUR)} = {grouped(round(value))} tokens/h")
+    tokens = _rate(rate, "") * term(output, grouped(_number(output))) * term(SECONDS_PER_HOUR)
+    return tokens.result(TOKENS_PER_HOUR, "requests per second × output tokens × 3,600 s",
+                         shown=f"{grouped(round(tokens.value))} tokens/h")
 
 
 def cost_per_million(spend: Result, tokens_per_hour: Result) -> Result:
@@ -124,7 +130,7 @@ def cost_per_million(spend: Result, tokens_per_hour: Result) -> Result:
     value = spend.value / tokens_per_hour.value
     return Result(value, DOLLARS_PER_MILLION, formula=COST_FORMULA,
                   worked=(f"{spend} ÷ {grouped(round(tokens_per_hour.value))} tokens/h × 1,000,000 = "
-                          f"{DOLLARS_PER_MILLION.show(value)}"))
+                          f"{DOLLARS_PER_MILLION.show(value)}"), inputs=made_of(spend, tokens_per_hour))
 
 
 def decode_batch(stack: Stack, admitted: Result) -> Result:
@@ -135,6 +141,7 @@ def decode_batch(stack: Stack, admitted: Result) -> Result:
     from ..engine.simulation import scheduler_caps
     rate, chosen = stack.traffic.requests_per_s, stack.workload
     seqs = scheduler_caps(stack)[0]
+    per_second = field(stack.traffic, "requests_per_s", COUNT, "requests per second at peak")
     cap = max(min(int(admitted.value), seqs), 1)
 
     def arriving(batch: int) -> float:
@@ -148,23 +155,24 @@ def decode_batch(stack: Stack, admitted: Result) -> Result:
         else:
             low = middle + 1
     value = low if arriving(low) <= low else cap
-    flight = REQUESTS.precise(arriving(value))
+    flight = in_flight(per_second, timing.request_time(stack, chosen.prompt, chosen.output, value))
     return Result(value, COUNT, formula="min(⌈requests in flight⌉, users the cache admits, the sequence cap max_num_seqs)",
-                  worked=(f"min(⌈{flight}⌉ in flight, {grouped(int(admitted.value))} the cache admits, "
-                          f"{grouped(seqs)} the sequence cap) = {sequence_count(value)}"))
+                  worked=(f"min(⌈{REQUESTS.precise(flight.value)}⌉ in flight, {grouped(int(admitted.value))} the cache admits, "
+                          f"{grouped(seqs)} the sequence cap) = {sequence_count(value)}"),
+                  inputs=made_of(flight, admitted, given(seqs, COUNT, "max_num_seqs")))
 
 
 def fleet(stack: Stack, workload: dict, batch: Result, step: timing.DecodeStep) -> Fleet:
     """The request timed at the batch one card decodes, turned into card load, cards and dollars."""
-    rate = stack.traffic.requests_per_s
+    rate = field(stack.traffic, "requests_per_s", COUNT, "requests per second at peak")
     request = timing.request_time(stack, stack.workload.prompt, stack.workload.output, int(batch.value))
     flight = in_flight(rate, request)
     prefill_cards = prefill_load(rate, workload["prefill"])
     decode_cards = decode_load(rate, stack.workload.output, step)
     load = card_load(prefill_cards, decode_cards)
     gpus = whole_cards(load)
-    spend = hourly_spend(gpus, stack.price.gpu_hour_usd)
-    tokens = generated_per_hour(rate, stack.workload.output)
+    spend = hourly_spend(gpus, field(stack.price, "gpu_hour_usd", DOLLARS_PER_HOUR, "$ per GPU-hour"))
+    tokens = generated_per_hour(rate, field(stack.workload, "output", TOKENS, "output length"))
     return Fleet(
         request=request,
         in_flight=flight,
@@ -190,9 +198,8 @@ def tail_request(stack: Stack) -> Result:
     """The traffic's p95 prompt with a median answer: the request that already meets the context
     limit, so every longer prompt (the p99's among them) is refused before it runs."""
     traffic = stack.traffic
-    value = traffic.prompt_p95 + traffic.output_p50
-    return Result(value, TOKENS, formula="p95 prompt + p50 answer",
-                  worked=f"{grouped(traffic.prompt_p95)} + {grouped(traffic.output_p50)} = {TOKENS.show(value)}")
+    prompt, output = field(traffic, "prompt_p95", TOKENS), field(traffic, "output_p50", TOKENS)
+    return (term(prompt, grouped(prompt.value)) + term(output, grouped(output.value))).result(TOKENS, "p95 prompt + p50 answer")
 
 
 def one_card_problem(stack: Stack) -> dict[str, str]:
@@ -246,8 +253,8 @@ def section(stack: Stack) -> dict[str, object]:
         "rate": given(stack.traffic.requests_per_s, COUNT, "requests per second at peak"),
         "context": given(stack.context_limit, TOKENS, "context limit"),
         "p95_request": tail_request(stack),
-        "decode_steps": Result(stack.workload.output - 1, COUNT, formula="output tokens − 1: prefill writes the first",
-                               worked=f"{grouped(stack.workload.output)} − 1 = {grouped(stack.workload.output - 1)}"),
+        "decode_steps": (term(field(stack.workload, "output", TOKENS), grouped(stack.workload.output)) - 1).result(
+            COUNT, "output tokens − 1: prefill writes the first"),
         "per_token": ladder.per_token,
         "per_user": ladder.per_user,
         "users_worst": ladder.users_worst,
