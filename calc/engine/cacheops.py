@@ -15,6 +15,7 @@ from dataclasses import dataclass
 
 from . import kvcache, timing
 from ..specs.stack import Stack
+from ..core.arith import Expr, ceil_div, field, made_of, term
 from ..core.units import (COUNT, GB_MOVED, GB_PER_S_FINE, GIB_HELD, MS, PERCENT, RATIO, SHARE, TOKENS, TOKENS_FINE,
     Result, Unit, given, grouped, plain)
 
@@ -93,42 +94,45 @@ def paging_waste(stack: Stack) -> dict[str, Result]:
     ladder = kvcache.ladder(stack)
     mean = (lowest + highest) / 2
     reserved_waste = limit - mean
-    paged_users = kvcache.users_by_tokens(ladder.token_capacity, Result(mean + expected, TOKENS_FINE))
-    pool_paged = int(paged_users.value) * expected * per_token.value
     worst = int(ladder.users_worst.value)
-    pool_contiguous = worst * reserved_waste * per_token.value
-    one = wasted_slots(typical, block)
+    block_r = given(block, TOKENS, "--block-size")
+    lowest_r = given(lowest, TOKENS, "shortest length in the spread")
+    highest_r = given(highest, TOKENS, "longest length in the spread")
+    typical_r, limit_r = field(stack, "typical_conversation", TOKENS), field(stack, "context_limit", TOKENS)
+    blk = term(block_r, f"{block}")
+    mean_r = ((term(lowest_r, grouped(lowest)) + term(highest_r, grouped(highest))) / term(2)).result(
+        TOKENS_FINE, "(shortest + longest) ÷ 2")
+    expected_r = Result(expected, TOKENS_FINE, formula="empty slots summed over every length ÷ number of lengths",
+                        worked=(f"lengths {grouped(lowest)} to {grouped(highest)}, each leaving ⌈L ÷ {block}⌉ × "
+                                f"{block} − L slots empty; {grouped(total)} slots ÷ {grouped(count)} lengths = "
+                                f"{TOKENS_FINE.show(expected)}"),
+                        inputs=made_of(lowest_r, highest_r, block_r))
+    paged_users = kvcache.users_by_tokens(ladder.token_capacity, (term(mean_r) + term(expected_r)).result(
+        TOKENS_FINE, "mean length + expected waste: a sequence's tokens in blocks"))
+    reserved_r = (term(limit_r, grouped(limit)) - term(mean_r, TOKENS_FINE.show(mean))).result(
+        TOKENS_FINE, "context limit − mean length")
     return {
-        "block": given(block, TOKENS, "--block-size"),
+        "block": block_r,
         "spread": given(spread, TOKENS, "lengths spread evenly within ± this of the typical conversation"),
-        "lowest": given(lowest, TOKENS, "shortest length in the spread"),
-        "highest": given(highest, TOKENS, "longest length in the spread"),
-        "mean": Result(mean, TOKENS_FINE, formula="(shortest + longest) ÷ 2",
-                       worked=f"({grouped(lowest)} + {grouped(highest)}) ÷ 2 = {TOKENS_FINE.show(mean)}"),
-        "one": Result(one, TOKENS, formula="⌈tokens ÷ block⌉ × block − tokens",
-                      worked=f"⌈{grouped(typical)} ÷ {block}⌉ × {block} − {grouped(typical)} = {TOKENS.show(one)}"),
-        "expected": Result(expected, TOKENS_FINE, formula="empty slots summed over every length ÷ number of lengths",
-                           worked=(f"lengths {grouped(lowest)} to {grouped(highest)}, each leaving ⌈L ÷ {block}⌉ × "
-                                   f"{block} − L slots empty; {grouped(total)} slots ÷ {grouped(count)} lengths = "
-                                   f"{TOKENS_FINE.show(expected)}")),
-        "uniform": Result((block - 1) / 2, TOKENS_FINE, formula="(block − 1) ÷ 2: every remainder equally likely",
-                          worked=f"({block} − 1) ÷ 2 = {TOKENS_FINE.show((block - 1) / 2)}"),
-        "share": Result(expected / (mean + expected), SHARE, formula="expected waste ÷ (mean length + expected waste)",
-                        worked=(f"{TOKENS_FINE.show(expected)} ÷ ({TOKENS_FINE.show(mean)} + {TOKENS_FINE.show(expected)}) = "
-                                f"{SHARE.show(expected / (mean + expected), 2)}")),
-        "reserved": Result(reserved_waste, TOKENS_FINE, formula="context limit − mean length",
-                           worked=f"{grouped(limit)} − {TOKENS_FINE.show(mean)} = {TOKENS_FINE.show(reserved_waste)}"),
-        "reserved_share": Result(reserved_waste / limit, SHARE, formula="(context limit − mean length) ÷ context limit",
-                                 worked=(f"{TOKENS_FINE.show(reserved_waste)} ÷ {TOKENS.show(limit)} = "
-                                         f"{SHARE.show(reserved_waste / limit)}")),
+        "lowest": lowest_r,
+        "highest": highest_r,
+        "mean": mean_r,
+        "one": (ceil_div(term(typical_r, grouped(typical)), blk) * blk - term(typical_r, grouped(typical))).result(
+            TOKENS, "⌈tokens ÷ block⌉ × block − tokens"),
+        "expected": expected_r,
+        "uniform": ((blk - term(1)) / term(2)).result(TOKENS_FINE, "(block − 1) ÷ 2: every remainder equally likely"),
+        "share": (term(expected_r, TOKENS_FINE.show(expected))
+                  / (term(mean_r, TOKENS_FINE.show(mean)) + term(expected_r, TOKENS_FINE.show(expected)))).result(
+            SHARE, "expected waste ÷ (mean length + expected waste)", shown=SHARE.show(expected / (mean + expected), 2)),
+        "reserved": reserved_r,
+        "reserved_share": (term(reserved_r, TOKENS_FINE.show(reserved_waste)) / term(limit_r, TOKENS.show(limit))).result(
+            SHARE, "(context limit − mean length) ÷ context limit"),
         "users": paged_users,
-        "pool_paged": Result(pool_paged, GIB_HELD, formula="paged users × expected waste × cache per token",
-                             worked=(f"{grouped(int(paged_users.value))} × {TOKENS_FINE.show(expected)} × "
-                                     f"{per_token.operand} = {GIB_HELD.show(pool_paged)}")),
-        "pool_contiguous": Result(pool_contiguous, GIB_HELD,
-                                  formula="worst-case users × (context limit − mean length) × cache per token",
-                                  worked=(f"{grouped(worst)} × {TOKENS_FINE.show(reserved_waste)} × {per_token.operand} = "
-                                          f"{GIB_HELD.show(pool_contiguous)}")),
+        "pool_paged": (term(paged_users, grouped(int(paged_users.value))) * term(expected_r, TOKENS_FINE.show(expected))
+                       * term(per_token)).result(GIB_HELD, "paged users × expected waste × cache per token"),
+        "pool_contiguous": (term(ladder.users_worst, grouped(worst)) * term(reserved_r, TOKENS_FINE.show(reserved_waste))
+                            * term(per_token)).result(
+            GIB_HELD, "worst-case users × (context limit − mean length) × cache per token"),
     }
 
 
@@ -136,13 +140,13 @@ def paper() -> dict[str, Result]:
     """The PagedAttention paper's measured share of cache holding tokens in earlier systems, and the
     waste that leaves."""
     low, high = PAPER_TOKEN_SHARE
+    tokens_low = given(low, SHARE, f"{PAPER}: share of KV cache memory holding token states, lowest")
+    tokens_high = given(high, SHARE, f"{PAPER}: share of KV cache memory holding token states, highest")
     return {
-        "tokens_low": given(low, SHARE, f"{PAPER}: share of KV cache memory holding token states, lowest"),
-        "tokens_high": given(high, SHARE, f"{PAPER}: share of KV cache memory holding token states, highest"),
-        "waste_high": Result(1 - low, SHARE, formula="1 − lowest share holding tokens",
-                             worked=f"100% − {SHARE.show(low)} = {SHARE.show(1 - low)}"),
-        "waste_low": Result(1 - high, SHARE, formula="1 − highest share holding tokens",
-                            worked=f"100% − {SHARE.show(high)} = {SHARE.show(1 - high)}"),
+        "tokens_low": tokens_low,
+        "tokens_high": tokens_high,
+        "waste_high": (term(1, "100%") - term(tokens_low, SHARE.show(low))).result(SHARE, "1 − lowest share holding tokens"),
+        "waste_low": (term(1, "100%") - term(tokens_high, SHARE.show(high))).result(SHARE, "1 − highest share holding tokens"),
     }
 
 
@@ -168,45 +172,55 @@ def prefix_caching(stack: Stack) -> dict[str, Result]:
     full = timing.prefill_time(stack, prompt)
     hit = prefill_after_hit(stack, prompt, reused)
     saved = full.value - hit.value
-    expected = hit_rate * hit.value + (1 - hit_rate) * full.value
     ladder = kvcache.ladder(stack)
     own = ladder.tokens_per_user_paged.value
     average = own - hit_rate * reused
     room = ladder.token_capacity.value - reused
     users = int(room // average) if room > 0 and average > 0 else 0
+    cap = min(prefix // block, (prompt - 1) // block)
+    prefix_r = given(prefix, TOKENS, "shared prefix: system prompt and tool definitions")
+    prompt_r = given(prompt, TOKENS, "prompt length")
+    hit_r = given(hit_rate, PERCENT, "share of requests that find the prefix cached, an assumption")
+    rate_r = field(stack.traffic, "requests_per_s", what="requests per second")
+    blk = term(field(stack, "block_size", TOKENS), f"{block}")
+    blocks_formula = "⌊min(prefix, prompt − 1) ÷ block⌋"
+    if prefix <= prompt - 1:  # the prefix is the lesser: the line divides it
+        blocks_r = (term(prefix_r, grouped(prefix)) // blk).result(COUNT, blocks_formula, shown=_blocks(cap))
+    else:
+        blocks_r = Result(blocks, COUNT, formula=blocks_formula,
+                          worked=f"⌊{grouped(min(prefix, prompt - 1))} ÷ {block}⌋ = {_blocks(cap)}",
+                          inputs=made_of(prompt_r, blk.inputs[0]))
+    reused_r = (term(blocks_r, _blocks(blocks)) * blk).result(TOKENS, "full blocks × block")
+    saved_r = Result(saved, MS, formula="prefill without a hit − prefill with one",
+                     worked=timing.difference(full.value, hit.value, MS), inputs=made_of(full, hit))
+    rate_hit = term(hit_r, plain(hit_rate))
+    average_r = (term(ladder.tokens_per_user_paged, grouped(int(own))) - rate_hit * term(reused_r, grouped(reused))).result(
+        TOKENS, "tokens per user in blocks − hit rate × shared tokens", shown=TOKENS.show(average, 1))
     users_worked = (f"({grouped(int(ladder.token_capacity.value))} − {grouped(reused)}) ÷ {TOKENS.show(average, 1)} = "
                     f"{grouped(room / average, 2)} → {grouped(users)} users" if users else
                     f"a token capacity of {ladder.token_capacity} leaves no room beside one copy of the prefix: 0 users")
-    rate = stack.traffic.requests_per_s
-    cap = min(prefix // block, (prompt - 1) // block)
     return {
-        "tokens": given(prefix, TOKENS, "shared prefix: system prompt and tool definitions"),
-        "prompt": given(prompt, TOKENS, "prompt length"),
-        "hit_rate": given(hit_rate, PERCENT, "share of requests that find the prefix cached, an assumption"),
-        "blocks": Result(blocks, COUNT, formula="⌊min(prefix, prompt − 1) ÷ block⌋",
-                         worked=(f"⌊{grouped(min(prefix, prompt - 1))} ÷ {block}⌋ = {_blocks(cap)}")),
-        "reused": Result(reused, TOKENS, formula="full blocks × block",
-                         worked=f"{_blocks(blocks)} × {block} = {TOKENS.show(reused)}"),
-        "tail": Result(prefix - reused, TOKENS, formula="prefix − tokens in full blocks",
-                       worked=f"{grouped(prefix)} − {grouped(reused)} = {TOKENS.show(prefix - reused)}"),
+        "tokens": prefix_r,
+        "prompt": prompt_r,
+        "hit_rate": hit_r,
+        "blocks": blocks_r,
+        "reused": reused_r,
+        "tail": (term(prefix_r, grouped(prefix)) - term(reused_r, grouped(reused))).result(
+            TOKENS, "prefix − tokens in full blocks"),
         "full": full,
         "hit": hit,
-        "saved": Result(saved, MS, formula="prefill without a hit − prefill with one",
-                        worked=timing.difference(full.value, hit.value, MS)),
-        "saved_share": Result(saved / full.value, PERCENT, formula="prefill saved ÷ prefill without a hit",
-                              worked=f"{MS.precise(saved)} ÷ {MS.precise(full.value)} = {PERCENT.show(saved / full.value)}"),
-        "expected": Result(expected, MS, formula="hit rate × prefill with a hit + (1 − hit rate) × prefill without",
-                           worked=(f"{plain(hit_rate)} × {MS.precise(hit.value)} + {plain(round(1 - hit_rate, 6))} × "
-                                   f"{MS.precise(full.value)} = {MS.show(expected)}")),
-        "ttft_saved": Result(hit_rate * saved, MS, formula="hit rate × prefill saved on a hit",
-                             worked=f"{plain(hit_rate)} × {MS.precise(saved)} = {MS.show(hit_rate * saved)}"),
-        "cards_saved": Result(rate * hit_rate * saved, RATIO, formula="requests per second × hit rate × prefill saved",
-                              worked=(f"{grouped(rate)} × {plain(hit_rate)} × {MS.precise(saved)} = "
-                                      f"{RATIO.show(rate * hit_rate * saved)}")),
-        "per_user": Result(average, TOKENS, formula="tokens per user in blocks − hit rate × shared tokens",
-                           worked=f"{grouped(int(own))} − {plain(hit_rate)} × {grouped(reused)} = {TOKENS.show(average, 1)}"),
+        "saved": saved_r,
+        "saved_share": (term(saved_r, MS.precise(saved)) / term(full, MS.precise(full.value))).result(
+            PERCENT, "prefill saved ÷ prefill without a hit"),
+        "expected": (rate_hit * term(hit, MS.precise(hit.value))
+                     + term(1 - hit_rate, plain(round(1 - hit_rate, 6))) * term(full, MS.precise(full.value))).result(
+            MS, "hit rate × prefill with a hit + (1 − hit rate) × prefill without"),
+        "ttft_saved": (rate_hit * term(saved_r, MS.precise(saved))).result(MS, "hit rate × prefill saved on a hit"),
+        "cards_saved": (term(rate_r, grouped(rate_r.value)) * rate_hit * term(saved_r, MS.precise(saved))).result(
+            RATIO, "requests per second × hit rate × prefill saved"),
+        "per_user": average_r,
         "users": Result(users, COUNT, formula="⌊(token capacity − one copy of the prefix) ÷ tokens per user⌋",
-                        worked=users_worked),
+                        worked=users_worked, inputs=made_of(ladder.token_capacity, reused_r, average_r)),
     }
 
 
@@ -222,39 +236,43 @@ def parallel_samples(stack: Stack) -> dict[str, Result]:
     separate = n * each
     shared = shared_prompt + n * (each - shared_prompt)
     per_token = kvcache.bytes_per_token(stack.model, stack.kv_precision)
-    block_bytes = block * per_token.value
+    n_r = given(n, COUNT, "parallel samples per prompt (the request's n)")
+    prompt_r = field(stack.workload, "prompt", TOKENS, "prompt length")
+    output_r = field(stack.workload, "output", TOKENS, "output length")
+    blk = term(field(stack, "block_size", TOKENS), f"{block}")
+    each_r = ceil_div(term(prompt_r, grouped(prompt)) + term(output_r, grouped(output)), blk).result(
+        COUNT, "⌈(prompt + output) ÷ block⌉", shown=_blocks(each))
+    prompt_blocks_r = ((term(prompt_r, grouped(prompt)) - term(1)) // blk).result(
+        COUNT, "⌊(prompt − 1) ÷ block⌋: the prompt's full blocks a hit reuses", shown=_blocks(shared_prompt))
+    n_t, each_t, first_t = term(n_r, f"{n}"), term(each_r, grouped(each)), term(prompt_blocks_r, grouped(shared_prompt))
+    block_bytes = blk * term(per_token)
+    separate_blocks = (n_t * each_t).result(COUNT, "n × blocks each")
+    shared_blocks = (first_t + n_t * (each_t - first_t)).result(COUNT, "prompt's full blocks + n × the rest")
     return {
-        "n": given(n, COUNT, "parallel samples per prompt (the request's n)"),
-        "each": Result(each, COUNT, formula="⌈(prompt + output) ÷ block⌉",
-                       worked=f"⌈({grouped(prompt)} + {grouped(output)}) ÷ {block}⌉ = {_blocks(each)}"),
-        "prompt_blocks": Result(shared_prompt, COUNT, formula="⌊(prompt − 1) ÷ block⌋: the prompt's full blocks a hit reuses",
-                                worked=f"⌊({grouped(prompt)} − 1) ÷ {block}⌋ = {_blocks(shared_prompt)}"),
-        "separate": Result(separate * block_bytes, GIB_HELD, formula="n × blocks each × block bytes",
-                           worked=(f"{n} × {grouped(each)} × {block} × {per_token.operand} = "
-                                   f"{GIB_HELD.show(separate * block_bytes)}")),
-        "shared": Result(shared * block_bytes, GIB_HELD, formula="(prompt's full blocks + n × the rest) × block bytes",
-                         worked=(f"({grouped(shared_prompt)} + {n} × ({grouped(each)} − {grouped(shared_prompt)})) × "
-                                 f"{block} × {per_token.operand} = {GIB_HELD.show(shared * block_bytes)}")),
-        "saving": Result(1 - shared / separate, PERCENT, formula="1 − shared blocks ÷ separate blocks",
-                         worked=(f"1 − {grouped(shared)} ÷ {grouped(separate)} = {PERCENT.show(1 - shared / separate)}")),
+        "n": n_r,
+        "each": each_r,
+        "prompt_blocks": prompt_blocks_r,
+        "separate": (n_t * each_t * block_bytes).result(GIB_HELD, "n × blocks each × block bytes"),
+        "shared": ((first_t + n_t * (each_t - first_t)) * block_bytes).result(
+            GIB_HELD, "(prompt's full blocks + n × the rest) × block bytes"),
+        "saving": (term(1) - term(shared_blocks, grouped(shared)) / term(separate_blocks, grouped(separate))).result(
+            PERCENT, "1 − shared blocks ÷ separate blocks"),
     }
 
 
 def link_rate(stack: Stack) -> Result:
     """The host link at the achieved fraction of its nominal one-way rate."""
     nominal = stack.card.host_bandwidth
-    value = nominal.value * stack.cache.link_fraction
-    return Result(value, GB_PER_S_FINE, formula="nominal one-way rate × achieved fraction",
-                  worked=f"{nominal} × {plain(stack.cache.link_fraction)} = {GB_PER_S_FINE.show(value)}")
+    fraction = field(stack.cache, "link_fraction", PERCENT, "achieved share of the host link, an assumption")
+    return (term(nominal, str(nominal)) * term(fraction, plain(fraction.value))).result(
+        GB_PER_S_FINE, "nominal one-way rate × achieved fraction")
 
 
 def cache_bytes(stack: Stack, tokens: int) -> Result:
     """The cache `tokens` tokens hold, in decimal GB: bytes moved over a link are quoted that way."""
     per_token = kvcache.bytes_per_token(stack.model, stack.kv_precision)
     held = stack.model.tokens_cached(tokens)
-    value = held * per_token.value
-    return Result(value, GB_MOVED, formula="tokens × cache per token",
-                  worked=f"{grouped(held)} × {grouped(per_token.value)} B = {GB_MOVED.show(value)}")
+    return (term(held) * term(per_token, f"{grouped(per_token.value)} B")).result(GB_MOVED, "tokens × cache per token")
 
 
 def copies(stack: Stack, tokens: int) -> int:
@@ -268,19 +286,34 @@ def transfer(stack: Stack, tokens: int, trips: int) -> Result:
     bytes at the achieved rate, plus a fixed cost for each of the many small copies."""
     moved, rate = cache_bytes(stack, tokens), link_rate(stack)
     count, overhead = copies(stack, tokens), stack.cache.copy_overhead_s
-    one = moved.value / rate.value + count * overhead if rate.value else math.inf
-    value = trips * one
     times = f"{trips} × " if trips > 1 else ""
-    return Result(value, MS, formula=f"{times}(bytes ÷ achieved link rate + copies × cost of one copy)",
-                  worked=(f"{times}({moved.operand} ÷ {rate.operand} + {grouped(count)} × {MS.precise(overhead)}) = "
-                          f"{MS.show(value)}"))
+    formula = f"{times}(bytes ÷ achieved link rate + copies × cost of one copy)"
+    if not rate.value:
+        value = trips * math.inf
+        return Result(value, MS, formula=formula,
+                      worked=(f"{times}({moved.operand} ÷ {rate.operand} + {grouped(count)} × {MS.precise(overhead)}) = "
+                              f"{MS.show(value)}"), inputs=made_of(moved, rate))
+    one = (term(moved) / term(rate)
+           + term(count) * term(field(stack.cache, "copy_overhead_s", MS_FINE_COPY, "fixed cost of one copy"),
+                                MS.precise(overhead)))
+    one = Expr(one.value, f"({one.text})", one.inputs)  # bracketed even alone, as the rule reads
+    return (term(trips) * one if trips > 1 else one).result(MS, formula)
+
+
+def _transfer_seconds(stack: Stack, tokens: int, trips: int) -> float:
+    """transfer's value alone, in the same order of operations: for the scans and curves, which ask
+    for it at many lengths and need no worked line."""
+    moved = stack.model.tokens_cached(tokens) * kvcache.bytes_per_token(stack.model, stack.kv_precision).value
+    rate = stack.card.host_bandwidth.value * stack.cache.link_fraction
+    one = moved / rate + copies(stack, tokens) * stack.cache.copy_overhead_s if rate else math.inf
+    return trips * one
 
 
 def crossings(stack: Stack, highest: int) -> list[int]:
     """Lengths where the swap round trip and the recompute change places, found on a doubling grid
     and narrowed by bisection: none, one or (a slow link, with attention's square catching up) two."""
     def gap(n: int) -> float:
-        return transfer(stack, n, 2).value - timing.prefill_time(stack, n).value
+        return _transfer_seconds(stack, n, 2) - timing.prefill_time(stack, n).value
     points, n = [], 1
     while n < highest:
         points.append(n)
@@ -318,8 +351,21 @@ def swap_or_recompute(stack: Stack) -> dict[str, object]:
     moved, rate = cache_bytes(stack, tokens), link_rate(stack)
     one_way, round_trip = transfer(stack, tokens, 1), transfer(stack, tokens, 2)
     recompute = timing.prefill_time(stack, tokens)
-    fixed = 2 * copies(stack, tokens) * stack.cache.copy_overhead_s
-    tie = 2 * moved.value / (recompute.value - fixed) if recompute.value > fixed else 0.0
+    blocks = kvcache.blocks_for(stack.model.tokens_cached(tokens), stack.block_size)
+    copies_r = (term(blocks) * term(field(stack.model, "num_hidden_layers")) * term(2)).result(
+        COUNT, "blocks × layers × 2 (keys and values)")
+    overhead_r = given(stack.cache.copy_overhead_s, MS_FINE_COPY, "fixed cost of one copy, an assumption")
+    fixed_r = (term(2) * term(copies_r) * term(overhead_r)).result(MS, "2 × copies × cost of one copy: out and back")
+    fixed = fixed_r.value
+    tie_formula = "2 × bytes ÷ (recompute time − the copies' fixed cost): the link rate at which they tie"
+    if recompute.value > fixed and (recompute.value - fixed) >= 0.01 * recompute.value:
+        tie_r = (term(2) * term(moved) / (term(recompute, MS.precise(recompute.value)) - term(fixed_r, MS.precise(fixed)))
+                 ).result(GB_PER_S_FINE, tie_formula)
+    else:  # the copies outlast the recompute, or all but cancel it: said in words
+        tie = 2 * moved.value / (recompute.value - fixed) if recompute.value > fixed else 0.0
+        tie_r = Result(tie, GB_PER_S_FINE, formula=tie_formula, worked=tie_worked(moved, recompute.value, fixed, tie),
+                       inputs=made_of(moved, recompute, fixed_r))
+    tie = tie_r.value
     highest = max(stack.model.max_position_embeddings, stack.context_limit)
     found = crossings(stack, highest)
     cheaper = "swap" if round_trip.value < recompute.value else "recompute"
@@ -338,16 +384,11 @@ def swap_or_recompute(stack: Stack) -> dict[str, object]:
         "one_way": one_way,
         "round_trip": round_trip,
         "recompute": recompute,
-        "ratio": Result(recompute.value / round_trip.value, RATIO, formula="recompute ÷ swap round trip",
-                        worked=(f"{MS.precise(recompute.value)} ÷ {MS.precise(round_trip.value)} = "
-                                f"{RATIO.show(recompute.value / round_trip.value)}")),
-        "copies": Result(copies(stack, tokens), COUNT, formula="blocks × layers × 2 (keys and values)",
-                         worked=(f"{grouped(kvcache.blocks_for(stack.model.tokens_cached(tokens), stack.block_size))} × "
-                                 f"{stack.model.num_hidden_layers} × 2 = {grouped(copies(stack, tokens))}")),
-        "copy_overhead": given(stack.cache.copy_overhead_s, MS_FINE_COPY, "fixed cost of one copy, an assumption"),
-        "tie_rate": Result(tie, GB_PER_S_FINE,
-                           formula="2 × bytes ÷ (recompute time − the copies' fixed cost): the link rate at which they tie",
-                           worked=tie_worked(moved, recompute.value, fixed, tie)),
+        "ratio": (term(recompute, MS.precise(recompute.value)) / term(round_trip, MS.precise(round_trip.value))).result(
+            RATIO, "recompute ÷ swap round trip"),
+        "copies": copies_r,
+        "copy_overhead": overhead_r,
+        "tie_rate": tie_r,
         "tie": (f"they tie at {GB_PER_S_FINE.show(tie)} of achieved link rate" if tie >= 0.05 else
                 f"they tie only below {GB_PER_S_FINE.show(0.05e9)}, a link no server has" if tie else
                 "no link rate makes the swap cheaper: its copies' fixed cost alone exceeds the recompute"),
@@ -367,8 +408,8 @@ def swap_curves(stack: Stack) -> dict:
     reach; the crossing, if there is one, as a vertical marker. Curves, and the table's rows."""
     highest = max(stack.model.max_position_embeddings, stack.context_limit)
     x = [n for n in SWAP_CURVE_TOKENS if n <= highest] or [highest]
-    one = [1000 * transfer(stack, n, 1).value for n in x]
-    both = [1000 * transfer(stack, n, 2).value for n in x]
+    one = [1000 * _transfer_seconds(stack, n, 1) for n in x]
+    both = [1000 * _transfer_seconds(stack, n, 2) for n in x]
     again = [1000 * timing.prefill_time(stack, n).value for n in x]
     found = [n for n in crossings(stack, highest) if x[0] <= n <= x[-1]]
     top = max(again + both)
@@ -390,19 +431,24 @@ def host_tier(stack: Stack, ladder: kvcache.Ladder, reused: int, saved: Result) 
     per block, layer and tensor."""
     ratio = stack.cache.host_ratio
     budget = max(ladder.kv_budget.value, 0)
-    pool = ratio * budget
-    pool_worked = (f"{plain(ratio)} × {ladder.kv_budget.operand} = {GIB_HELD.show(pool)}" if budget else
-                   f"a KV budget of {ladder.kv_budget} sizes no host pool: {GIB_HELD.show(0)}")
-    tokens = ratio * ladder.token_capacity.value
+    ratio_r = given(ratio, RATIO, "host pool ÷ device pool (SGLang --hicache-ratio default)")
+    share = term(ratio_r, plain(ratio))
+    if budget:
+        pool = (share * term(ladder.kv_budget)).result(GIB_HELD, "ratio × KV budget")
+    else:
+        pool = Result(ratio * budget, GIB_HELD, formula="ratio × KV budget", inputs=made_of(ladder.kv_budget),
+                      worked=f"a KV budget of {ladder.kv_budget} sizes no host pool: {GIB_HELD.show(0)}")
     moved, rate = cache_bytes(stack, reused), link_rate(stack)
-    value = moved.value / rate.value if rate.value else math.inf
-    restore = Result(value, MS, formula="bytes ÷ achieved link rate",
-                     worked=f"{moved.operand} ÷ {rate.operand} = {MS.show(value)}")
+    if rate.value:
+        restore = (term(moved) / term(rate)).result(MS, "bytes ÷ achieved link rate")
+    else:
+        restore = Result(math.inf, MS, formula="bytes ÷ achieved link rate", inputs=made_of(moved, rate),
+                         worked=f"{moved.operand} ÷ {rate.operand} = {MS.show(math.inf)}")
     return {
-        "ratio": given(ratio, RATIO, "host pool ÷ device pool (SGLang --hicache-ratio default)"),
-        "pool": Result(pool, GIB_HELD, formula="ratio × KV budget", worked=pool_worked),
-        "tokens": Result(tokens, TOKENS, formula="ratio × token capacity",
-                         worked=f"{plain(ratio)} × {grouped(int(ladder.token_capacity.value))} = {TOKENS.show(tokens)}"),
+        "ratio": ratio_r,
+        "pool": pool,
+        "tokens": (share * term(ladder.token_capacity, grouped(int(ladder.token_capacity.value)))).result(
+            TOKENS, "ratio × token capacity"),
         "restore": restore,
         "saved": saved,
     }
@@ -411,11 +457,10 @@ def host_tier(stack: Stack, ladder: kvcache.Ladder, reused: int, saved: Result) 
 def routing(stack: Stack, hit_rate: float) -> dict[str, Result]:
     """A conversation's earlier turns are cached on the replica that served them: a router that
     ignores that finds them one time in `replicas`."""
-    replicas = stack.cache.replicas
+    replicas = given(stack.cache.replicas, COUNT, "replicas behind one router, an example")
     return {
-        "replicas": given(replicas, COUNT, "replicas behind one router, an example"),
-        "random": Result(1 / replicas, PERCENT, formula="1 ÷ replicas",
-                         worked=f"1 ÷ {replicas} = {PERCENT.show(1 / replicas)}"),
+        "replicas": replicas,
+        "random": (term(1) / term(replicas, f"{replicas.value}")).result(PERCENT, "1 ÷ replicas"),
         "affinity": given(hit_rate, PERCENT, "with prefix-aware routing: the hit rate the page assumes"),
     }
 

@@ -17,8 +17,10 @@ from __future__ import annotations
 import math
 import random
 from dataclasses import dataclass, replace
+from functools import cached_property
 
 from ..specs.stack import Sampling, Stack
+from ..core.arith import Expr, field, made_of, term, total
 from ..core.units import COUNT, FRACTION, SHARE, Result, grouped, plain
 
 # Six candidates for the token after "The cat sat on the": an example vocabulary, small enough to read.
@@ -127,15 +129,19 @@ class Stage:
         alive = sorted((i for i, x in enumerate(self.logits) if x != -math.inf), key=lambda i: -self.logits[i])
         return ", ".join(f"“{CANDIDATES[i]}” {shares[CANDIDATES[i].strip()]}" for i in alive)
 
-    @property
+    @cached_property
     def tokens(self) -> dict[str, Result]:
         """Each candidate's probability: its weight e^(logit − top) over the weights of the tokens left."""
         top = max(self.logits)
-        weights = [math.exp(x - top) if x != -math.inf else 0.0 for x in self.logits]
-        total = sum(weights)
-        return {label.strip(): Result(w / total, SHARE, formula="e^(logit − top logit) ÷ the same summed over the tokens left",
-                                      worked=(f"{w:.6f} ÷ {total:.6f} = {SHARE.show(w / total)}" if x != -math.inf
-                                              else "removed: its logit is −∞, its probability 0"))
+        weights = [Result(math.exp(x - top) if x != -math.inf else 0.0, FRACTION, formula="e^(logit − top logit)",
+                          worked=f"{math.exp(x - top) if x != -math.inf else 0.0:.6f}") for x in self.logits]
+        summed = total(term(w, f"{w.value:.6f}") for w in weights)
+        whole = summed.result(FRACTION, "e^(logit − top logit) summed over the tokens", shown=f"{summed.value:.6f}")
+        formula = "e^(logit − top logit) ÷ the same summed over the tokens left"
+        return {label.strip(): ((term(w, f"{w.value:.6f}") / term(whole, f"{whole.value:.6f}")).result(SHARE, formula)
+                                if x != -math.inf else
+                                Result(w.value / whole.value, SHARE, formula=formula,
+                                       worked="removed: its logit is −∞, its probability 0"))
                 for label, w, x in zip(CANDIDATES, weights, self.logits)}
 
 
@@ -154,11 +160,12 @@ class Sampled:
     def final(self) -> Stage:
         return self.stages[-1]
 
-    @property
+    @cached_property
     def uniform(self) -> Result:
         value = random.Random(self.setting.seed).random()
         return Result(value, FRACTION, formula="the first number random.Random(seed) draws",
-                      worked=f"the first number Python's random.Random({self.setting.seed}) draws: {value:.6f}")
+                      worked=f"the first number Python's random.Random({self.setting.seed}) draws: {value:.6f}",
+                      inputs=made_of(field(self.setting, "seed")))
 
     @property
     def index(self) -> int:
@@ -183,28 +190,33 @@ class Sampled:
         if self.greedy:
             return Result(self.index, COUNT, formula="greedy: the largest logit",
                           worked=f"temperature {plain(self.setting.temperature)} is below {plain(GREEDY_BELOW)}: "
-                                 f"greedy, {self.token}")
+                                 f"greedy, {self.token}", inputs=made_of(field(self.setting, "temperature", FRACTION)))
         probs, u = self.final.probabilities, self.uniform.value
+        shares = list(self.final.tokens.values())
         totals, running = [], 0.0
         for i, p in enumerate(probs[: self.index + 1]):
             running += p
             totals.append(f"{CANDIDATES[i].strip()} {FRACTION.show(running, 4)}")
         return Result(self.index, COUNT, formula="the first running total above the draw",
-                      worked=f"draw {u:.4f}; running totals {', '.join(totals)}: {self.token}")
+                      worked=f"draw {u:.4f}; running totals {', '.join(totals)}: {self.token}",
+                      inputs=made_of(self.uniform, *shares[: self.index + 1]))
 
     @property
     def probability(self) -> Result:
         p = self.final.probabilities[self.index]
         return Result(p, SHARE, formula="the sampled token's final probability",
-                      worked=f"{self.token}: {SHARE.show(p)}")
+                      worked=f"{self.token}: {SHARE.show(p)}",
+                      inputs=made_of(self.final.tokens[CANDIDATES[self.index].strip()]))
 
     @property
     def threshold(self) -> Result:
         """min-p's cut: a share of the top token's probability after temperature."""
-        top = max(self.stages[1].probabilities)
-        value = self.setting.min_p * top
-        return Result(value, SHARE, formula="min_p × the top token's probability",
-                      worked=f"{plain(self.setting.min_p)} × {SHARE.show(top, 2)} = {SHARE.show(value, 2)}")
+        tempered = self.stages[1]
+        probs = tempered.probabilities
+        top = max(probs)
+        leader = tempered.tokens[CANDIDATES[probs.index(top)].strip()]
+        product = term(field(self.setting, "min_p", FRACTION), plain(self.setting.min_p)) * term(leader, SHARE.show(top, 2))
+        return product.result(SHARE, "min_p × the top token's probability", shown=SHARE.show(product.value, 2))
 
     @property
     def nucleus(self) -> Result:
@@ -212,8 +224,12 @@ class Sampled:
         before = self.stages[-2].probabilities
         kept = [before[i] for i, x in enumerate(self.final.logits) if x != -math.inf]
         value = sum(kept)
+        # added in the candidates' order, shown largest first: the inputs in the order the line shows them
+        shares = self.stages[-2].tokens
+        shown = sorted((i for i, x in enumerate(self.final.logits) if x != -math.inf), key=lambda i: -before[i])
         return Result(value, SHARE, formula="the kept tokens' probabilities before top-p, added",
-                      worked=f"{' + '.join(SHARE.show(p, 2) for p in sorted(kept, reverse=True))} = {SHARE.show(value, 2)}")
+                      worked=f"{' + '.join(SHARE.show(p, 2) for p in sorted(kept, reverse=True))} = {SHARE.show(value, 2)}",
+                      inputs=made_of(*(shares[CANDIDATES[i].strip()] for i in shown)))
 
 
 def sample(setting: Sampling) -> Sampled:
@@ -271,26 +287,45 @@ class PenaltyExample:
     presence: float = 0.5
     repetition: float = 1.2
 
+    def _term(self, name: str) -> Expr:
+        """One of the example's numbers as an operand that remembers it was read off the example."""
+        value = getattr(self, name)
+        return term(field(self, name, COUNT if name == "output_count" else FRACTION), f"{value}" if name == "output_count"
+                    else plain(value))
+
+    def _penalties(self) -> tuple[Expr, Expr]:
+        """− frequency × count − presence × [count > 0], as penalised() subtracts them."""
+        return (self._term("frequency") * self._term("output_count"),
+                self._term("presence") * term(int(self.output_count > 0)))
+
     @property
     def additive(self) -> Result:
-        value = penalised(self.logit, False, self.output_count, 1.0, self.frequency, self.presence)
-        return Result(value, FRACTION, formula="logit − frequency × count − presence × [count > 0]",
-                      worked=(f"{plain(self.logit)} − {plain(self.frequency)} × {self.output_count} − "
-                              f"{plain(self.presence)} × 1 = {plain(round(value, 6))}"))
+        frequency, presence = self._penalties()
+        worked = self._term("logit") - frequency - presence
+        return worked.result(FRACTION, "logit − frequency × count − presence × [count > 0]", shown=plain(round(worked.value, 6)))
 
     @property
     def repeated(self) -> Result:
-        value = penalised(self.logit, True, 0, self.repetition, 0.0, 0.0)
-        return Result(value, FRACTION, formula="a positive logit ÷ the repetition penalty",
-                      worked=f"{plain(self.logit)} ÷ {plain(self.repetition)} = {FRACTION.show(value, 4)}")
+        formula = "a positive logit ÷ the repetition penalty"
+        if self.logit <= 0:  # penalised() multiplies a negative logit; the worked line is written for a positive one
+            value = penalised(self.logit, True, 0, self.repetition, 0.0, 0.0)
+            return Result(value, FRACTION, formula=formula,
+                          worked=f"{plain(self.logit)} ÷ {plain(self.repetition)} = {FRACTION.show(value, 4)}")
+        divided = self._term("logit") / self._term("repetition")
+        return divided.result(FRACTION, formula, shown=FRACTION.show(divided.value, 4))
 
     @property
     def combined(self) -> Result:
         """All three on one token, in vLLM's order: the repetition penalty first, then the additive ones."""
-        value = penalised(self.logit, True, self.output_count, self.repetition, self.frequency, self.presence)
-        return Result(value, FRACTION, formula="logit ÷ repetition − frequency × count − presence × [count > 0]",
-                      worked=(f"{plain(self.logit)} ÷ {plain(self.repetition)} − {plain(self.frequency)} × {self.output_count} − "
-                              f"{plain(self.presence)} × 1 = {FRACTION.show(value, 4)}"))
+        formula = "logit ÷ repetition − frequency × count − presence × [count > 0]"
+        if self.logit <= 0:  # as in repeated
+            value = penalised(self.logit, True, self.output_count, self.repetition, self.frequency, self.presence)
+            return Result(value, FRACTION, formula=formula,
+                          worked=(f"{plain(self.logit)} ÷ {plain(self.repetition)} − {plain(self.frequency)} × "
+                                  f"{self.output_count} − {plain(self.presence)} × 1 = {FRACTION.show(value, 4)}"))
+        frequency, presence = self._penalties()
+        worked = self._term("logit") / self._term("repetition") - frequency - presence
+        return worked.result(FRACTION, formula, shown=FRACTION.show(worked.value, 4))
 
     @property
     def count(self) -> Result:

@@ -23,6 +23,7 @@ from . import steptime
 from ..specs.models import LLAMA_3_2_1B, Model
 from ..model.weights import weight_bytes
 from ..specs.stack import Stack
+from ..core.arith import Expr, field, made_of, term, total
 from ..core.units import COUNT, FRACTION, GIB_HELD, MS, RATIO_FINE, SHARE, TOKENS_FINE, Result, Unit, grouped, plain
 
 LEVIATHAN = ("Leviathan, Kalman & Matias, “Fast Inference from Transformers via Speculative Decoding”, ICML 2023, "
@@ -97,35 +98,53 @@ def rate_of(alpha: float, gamma: int) -> float:
     return accepted_per_pass(alpha, gamma) / gamma
 
 
-def draft_acceptance_rate(alpha: float, gamma: int) -> Result:
+def _alpha(alpha: float, of: object = None) -> Result:
+    """α as an operand: the run's field where a run is named (`of`), else α as the page's `alpha` fact shows it."""
+    return field(of, "alpha", AS_TYPED, "α") if of is not None else Result(alpha, AS_TYPED, worked=plain(alpha))
+
+
+def _gamma(gamma: int, of: object = None) -> Result:
+    """γ as an operand, as _alpha."""
+    return field(of, "gamma", COUNT, "γ") if of is not None else Result(gamma, COUNT, worked=str(gamma))
+
+
+def _power(alpha: Result, exponent: int, inputs: tuple[Result, ...]) -> Expr:
+    """α^k as an operand, shown as the rule writes it."""
+    return Expr(alpha.value ** exponent, f"{plain(alpha.value)}^{exponent}", inputs)
+
+
+def draft_acceptance_rate(alpha: float, gamma: int, *, of: object = None) -> Result:
     """What vLLM logs as the draft acceptance rate, accepted tokens ÷ drafted tokens, for a per-draft α.
     The engine counts a draft as accepted only if every draft before it was, so the rate is the mean
     accepted prefix over γ: (α + α² + … + α^γ) ÷ γ, below α whenever γ is above 1."""
     accepted = accepted_per_pass(alpha, gamma)
     value = accepted / gamma
     formula = "(α + α² + … + α^γ) ÷ γ = α(1 − α^γ) ÷ ((1 − α)γ)"
+    # the powers are shown added; the value is the closed form, so the line is written, not computed
+    inputs = made_of(_alpha(alpha, of), _gamma(gamma, of))
     if alpha < 0.001:  # too small to print as an operand: its powers would read as 0
-        return Result(value, SHARE, formula=formula,
+        return Result(value, SHARE, formula=formula, inputs=inputs,
                       worked=f"α of {plain(alpha)}: nearly every first draft is rejected, and the rate is {SHARE.show(value)}")
-    return Result(value, SHARE, formula=formula,
+    return Result(value, SHARE, formula=formula, inputs=inputs,
                   worked=(f"({' + '.join(f'{plain(alpha)}^{k}' if k > 1 else plain(alpha) for k in range(1, gamma + 1))}) "
                           f"÷ {gamma} = {accepted:.4f} ÷ {gamma} = {SHARE.show(value)}"))
 
 
-def acceptance_length(alpha: float, gamma: int) -> Result:
+def acceptance_length(alpha: float, gamma: int, *, of: object = None) -> Result:
     """vLLM's mean acceptance length, 1 + accepted tokens ÷ drafts: the tokens a pass yields, measured."""
     accepted = accepted_per_pass(alpha, gamma)
     value = 1 + accepted
     return Result(value, TOKENS_FINE, formula="1 + accepted tokens ÷ drafts, the bonus or correction token counted",
-                  worked=f"1 + {accepted:.4f} = {TOKENS_FINE.show(value)}")
+                  worked=f"1 + {accepted:.4f} = {TOKENS_FINE.show(value)}", inputs=made_of(_alpha(alpha, of), _gamma(gamma, of)))
 
 
-def alpha_from_rate(rate: float, gamma: int) -> Result:
+def alpha_from_rate(rate: float, gamma: int, *, reported: Result | None = None, of: object = None) -> Result:
     """The per-draft α behind a reported draft acceptance rate: the rate rises with α, so bisection
     on α(1 − α^γ) ÷ ((1 − α)γ) = rate finds it."""
     formula = "the α whose α(1 − α^γ) ÷ ((1 − α)γ) equals the reported rate"
+    inputs = made_of(reported if reported is not None else Result(rate, SHARE, worked=plain(rate)), _gamma(gamma, of))
     if rate <= 0 or rate >= 1:  # the ends, where the division would read 0 ÷ 0
-        return Result(1.0 if rate >= 1 else 0.0, FRACTION, formula=formula,
+        return Result(1.0 if rate >= 1 else 0.0, FRACTION, formula=formula, inputs=inputs,
                       worked=f"a rate of {plain(rate)}: " + ("every draft is accepted, so α is 1" if rate >= 1 else
                                                             "no draft is ever accepted, so α is 0"))
     low, high = 0.0, 1.0
@@ -135,36 +154,35 @@ def alpha_from_rate(rate: float, gamma: int) -> Result:
     value = (low + high) / 2
     # Places enough for a small rate, and for 1 − α near 1, to keep three significant figures.
     places = max(4, 2 - math.floor(math.log10(min(rate, 1 - value))))
-    return Result(value, FRACTION, formula=formula,
+    return Result(value, FRACTION, formula=formula, inputs=inputs,
                   worked=(f"solving α(1 − α^{gamma}) ÷ ((1 − α) × {gamma}) for a rate of {rate:.{places}f} gives α of "
                           f"{value:.{places}f}; {value:.{places}f} × (1 − {value:.{places}f}^{gamma}) ÷ "
                           f"({1 - value:.{places}f} × {gamma}) = {rate_of(value, gamma):.{places}f}"))
 
 
-def expected_tokens(alpha: float, gamma: int) -> Result:
+def expected_tokens(alpha: float, gamma: int, *, of: object = None) -> Result:
     """Tokens one verification pass yields on average: the accepted prefix plus the target's own token."""
+    alpha_r, gamma_r = _alpha(alpha, of), _gamma(gamma, of)
     if alpha >= 1:
-        return Result(gamma + 1, TOKENS_FINE, formula="γ + 1 when every draft is accepted",
-                      worked=f"{gamma} + 1 = {TOKENS_FINE.show(gamma + 1)}")
+        return (term(gamma_r, f"{gamma}") + term(1)).result(TOKENS_FINE, "γ + 1 when every draft is accepted")
     if alpha <= 0:
-        return Result(1, TOKENS_FINE, formula="only the target's own token when no draft is accepted",
+        return Result(1, TOKENS_FINE, formula="only the target's own token when no draft is accepted", inputs=made_of(alpha_r),
                       worked=f"α of 0: no draft survives, and the pass yields the target's own token, {TOKENS_FINE.show(1)}")
     value = tokens_per_pass(alpha, gamma)
     if alpha < 0.001:  # too small to print as an operand: the power would read as 0
-        return Result(value, TOKENS_FINE, formula="(1 − α^(γ+1)) ÷ (1 − α)",
+        return Result(value, TOKENS_FINE, formula="(1 − α^(γ+1)) ÷ (1 − α)", inputs=made_of(alpha_r, gamma_r),
                       worked=f"α below 0.001: nearly every draft is rejected, and a pass yields {TOKENS_FINE.show(value)}")
-    return Result(value, TOKENS_FINE, formula="(1 − α^(γ+1)) ÷ (1 − α)",
-                  worked=f"(1 − {plain(alpha)}^{gamma + 1}) ÷ (1 − {plain(alpha)}) = {TOKENS_FINE.show(value)}")
+    return ((term(1) - _power(alpha_r, gamma + 1, (alpha_r, gamma_r))) / (term(1) - term(alpha_r, plain(alpha)))).result(
+        TOKENS_FINE, "(1 − α^(γ+1)) ÷ (1 − α)")
 
 
-def speedup_rule(alpha: float, gamma: int, cost: float) -> Result:
+def speedup_rule(alpha: float, gamma: int, cost: float | Result, *, of: object = None) -> Result:
     """Leviathan et al.'s improvement factor: tokens per pass over the pass's cost in target steps,
-    the verification pass counted as one ordinary step."""
-    tokens = expected_tokens(alpha, gamma)
-    value = tokens.value / (gamma * cost + 1)
-    shown = f"{cost:.4f}"
-    return Result(value, RATIO_FINE, formula="(1 − α^(γ+1)) ÷ ((1 − α) × (γ × c + 1))",
-                  worked=f"{tokens.operand} ÷ ({gamma} × {shown} + 1) = {RATIO_FINE.show(value)}")
+    the verification pass counted as one ordinary step. `cost` is c, as a number or as the result it was computed as."""
+    tokens = expected_tokens(alpha, gamma, of=of)
+    c = cost if isinstance(cost, Result) else Result(cost, COST, worked=f"{cost:.4f}")
+    return (term(tokens) / (term(_gamma(gamma, of), f"{gamma}") * term(c, f"{c.value:.4f}") + term(1))).result(
+        RATIO_FINE, "(1 − α^(γ+1)) ÷ ((1 − α) × (γ × c + 1))")
 
 
 @dataclass(frozen=True)
@@ -234,12 +252,17 @@ def admitted_batch(stack: Stack, drafter: Drafter, tokens: int, gamma: int) -> i
     shape = drafter.shape(stack.model)
     if shape is None:
         return int(ladder.token_capacity.value // each)
-    budget = ladder.kv_budget.value - draft_weight_bytes(stack, drafter).value
-    if budget <= 0:
+    budget, per_token = _beside_draft(ladder, draft_weight_bytes(stack, drafter), kvcache.bytes_per_token(shape, stack.kv_precision))
+    if budget.value <= 0:
         return 0
-    per_token = Result(ladder.per_token.value + kvcache.bytes_per_token(shape, stack.kv_precision).value, ladder.per_token.unit)
-    capacity = kvcache.token_capacity(Result(budget, GIB_HELD), per_token, stack.block_size)
+    capacity = kvcache.token_capacity(budget, per_token, stack.block_size)
     return int(capacity.value // each)
+
+
+def _beside_draft(ladder: kvcache.Ladder, weights: Result, draft: Result) -> tuple[Result, Result]:
+    """The KV budget left beside the draft's weights, and the cache a token takes for target and draft."""
+    return ((term(ladder.kv_budget) - term(weights)).result(GIB_HELD, "KV budget − draft weights"),
+            (term(ladder.per_token) + term(draft)).result(ladder.per_token.unit, "target + draft cache per token"))
 
 
 @dataclass(frozen=True)
@@ -262,7 +285,7 @@ class Speculative:
 
     @property
     def per_pass(self) -> Result:
-        return expected_tokens(self.alpha, self.gamma)
+        return expected_tokens(self.alpha, self.gamma, of=self)
 
     @property
     def step(self) -> Result:
@@ -276,18 +299,17 @@ class Speculative:
             return Result(0.0, MS, formula="no model runs", worked=f"{self.drafter.name}: 0 ms on the time model")
         return Result(drafted.kernels.value, MS,
                       formula="the draft's kernels for one token per sequence; the engine step's fixed cost is the verification's",
-                      worked=drafted.kernels.worked)
+                      worked=drafted.kernels.worked, inputs=drafted.kernels.inputs)
 
     @property
     def cost(self) -> Result:
         """c: a draft pass over a target step, at this batch."""
-        value = self._seconds[1] / self._seconds[0]
-        return Result(value, COST, formula="draft pass ÷ target step",
-                      worked=f"{MS.precise(self._seconds[1])} ÷ {MS.precise(self._seconds[0])} = {value:.4f}")
+        quotient = term(self.draft_step, MS.precise(self._seconds[1])) / term(self.step, MS.precise(self._seconds[0]))
+        return quotient.result(COST, "draft pass ÷ target step", shown=f"{quotient.value:.4f}")
 
     @property
     def rule(self) -> Result:
-        return speedup_rule(self.alpha, self.gamma, self.cost.value)
+        return speedup_rule(self.alpha, self.gamma, self.cost, of=self)
 
     @property
     def verify(self) -> Result:
@@ -295,14 +317,13 @@ class Speculative:
         step = timing.verify_step(self.stack, self.batch, self.gamma, self.tokens)
         return Result(step.time.value, MS,
                       formula=f"the step's kernels over B × (γ + 1) positions ({step.time.formula}) + its fixed cost",
-                      worked=step.time.worked)
+                      worked=step.time.worked, inputs=step.time.inputs)
 
     @property
     def verify_ratio(self) -> Result:
         """How much longer a verification pass takes than an ordinary step: 1 while memory-bound."""
-        value = self._seconds[2] / self._seconds[0]
-        return Result(value, RATIO_FINE, formula="verification pass ÷ ordinary step",
-                      worked=f"{MS.precise(self._seconds[2])} ÷ {MS.precise(self._seconds[0])} = {RATIO_FINE.show(value)}")
+        return (term(self.verify, MS.precise(self._seconds[2])) / term(self.step, MS.precise(self._seconds[0]))).result(
+            RATIO_FINE, "verification pass ÷ ordinary step")
 
     @property
     def _pass_seconds(self) -> float:
@@ -310,34 +331,29 @@ class Speculative:
 
     @property
     def pass_time(self) -> Result:
-        value = self._pass_seconds
-        return Result(value, MS, formula="γ × draft step + verification pass",
-                      worked=(f"{self.gamma} × {MS.precise(self._seconds[1])} + {MS.precise(self._seconds[2])} = "
-                              f"{MS.show(value)}"))
+        return (term(_gamma(self.gamma, self), f"{self.gamma}") * term(self.draft_step, MS.precise(self._seconds[1]))
+                + term(self.verify, MS.precise(self._seconds[2]))).result(MS, "γ × draft step + verification pass")
 
     @property
     def speedup(self) -> Result:
         """Tokens per second with speculation over without, on the time model at this batch."""
-        value = self.speedup_value
-        return Result(value, RATIO_FINE, formula="tokens per pass × ordinary step ÷ pass time",
-                      worked=(f"{self.per_pass.operand} × {MS.precise(self._seconds[0])} ÷ "
-                              f"{MS.precise(self._pass_seconds)} = {RATIO_FINE.show(value)}"))
+        return (term(self.per_pass) * term(self.step, MS.precise(self._seconds[0]))
+                / term(self.pass_time, MS.precise(self._pass_seconds))).result(
+            RATIO_FINE, "tokens per pass × ordinary step ÷ pass time")
 
     @property
     def inter_token(self) -> Result:
-        per_pass = self.per_pass
-        value = self._pass_seconds / per_pass.value
-        return Result(value, MS, formula="pass time ÷ tokens per pass",
-                      worked=f"{MS.precise(self._pass_seconds)} ÷ {per_pass.operand} = {MS.show(value)}")
+        return (term(self.pass_time, MS.precise(self._pass_seconds)) / term(self.per_pass)).result(
+            MS, "pass time ÷ tokens per pass")
 
     @property
     def reported_rate(self) -> Result:
         """The draft acceptance rate vLLM would log for this α and γ."""
-        return draft_acceptance_rate(self.alpha, self.gamma)
+        return draft_acceptance_rate(self.alpha, self.gamma, of=self)
 
     @property
     def acceptance_length(self) -> Result:
-        return acceptance_length(self.alpha, self.gamma)
+        return acceptance_length(self.alpha, self.gamma, of=self)
 
     @property
     def misread(self) -> Result:
@@ -384,7 +400,8 @@ class Speculative:
         return Result(best, COUNT, formula="the γ with the largest speedup on the time model at this batch",
                       worked=(f"at a batch of {grouped(self.batch)}, γ of {best} gives {RATIO_FINE.show(speedups[best])}, "
                               f"the most for any γ from 1 to {max(speedups)} (γ of {self.gamma} gives {RATIO_FINE.show(speedups[self.gamma])})"
-                              + ("; no γ pays here: decode without speculation" if speedups[best] < 1 else "")))
+                              + ("; no γ pays here: decode without speculation" if speedups[best] < 1 else "")),
+                      inputs=made_of(field(self, "batch"), _gamma(self.gamma, self)))
 
     @property
     def best_text(self) -> str:
@@ -401,7 +418,8 @@ class Speculative:
         rules = {g: rule_value(self.alpha, g, cost) for g in GAMMAS}
         best = max(rules, key=lambda g: (rules[g], -g))
         return Result(best, COUNT, formula="the γ with the largest (1 − α^(γ+1)) ÷ ((1 − α)(γc + 1))",
-                      worked=f"γ of {best} gives {RATIO_FINE.show(rules[best])} by the rule, the most for any γ from 1 to {GAMMAS[-1]}")
+                      worked=f"γ of {best} gives {RATIO_FINE.show(rules[best])} by the rule, the most for any γ from 1 to {GAMMAS[-1]}",
+                      inputs=made_of(self.cost))
 
     @property
     def stops_by_gamma(self) -> str:
@@ -423,20 +441,22 @@ class Speculative:
         charged = kvcache.tokens_in_blocks(self.stack.model.tokens_cached(self.tokens), self.stack.block_size)
         if shape is None:
             return Result(kvcache.users_by_tokens(ladder.token_capacity, charged).value, COUNT,
-                          formula="a lookup holds no weights and no cache", worked=f"{self.drafter.name}: the target's count")
+                          formula="a lookup holds no weights and no cache", worked=f"{self.drafter.name}: the target's count",
+                          inputs=made_of(ladder.token_capacity, charged))
         weights = weight_bytes(shape, self.stack.weight_precision)
         draft = kvcache.bytes_per_token(shape, self.stack.kv_precision)
-        budget = Result(ladder.kv_budget.value - weights.value, GIB_HELD)
+        budget, per_token = _beside_draft(ladder, weights, draft)
         if budget.value <= 0:
-            return Result(0, COUNT, formula="the draft's weights take the whole KV budget",
+            return Result(0, COUNT, formula="the draft's weights take the whole KV budget", inputs=made_of(ladder.kv_budget, weights),
                           worked=f"{ladder.kv_budget} KV budget < {weights} of draft weights: no sequence fits beside the draft")
-        per_token = Result(ladder.per_token.value + draft.value, ladder.per_token.unit)
         capacity = kvcache.token_capacity(budget, per_token, self.stack.block_size)
         users = kvcache.users_by_tokens(capacity, charged)
+        # capacity counts whole blocks and users whole sequences: floors the line states in words
         return Result(users.value, COUNT,
                       formula="⌊(KV budget − draft weights) ÷ (target + draft cache per token), in blocks ÷ tokens per sequence⌋",
                       worked=(f"({ladder.kv_budget} − {weights}) ÷ ({ladder.per_token} + {draft}) = {capacity} in whole blocks; "
-                              f"{capacity} ÷ {charged} → {grouped(users.value)} sequences"))
+                              f"{capacity} ÷ {charged} → {grouped(users.value)} sequences"),
+                      inputs=made_of(ladder.kv_budget, weights, ladder.per_token, draft, capacity, charged))
 
     @cached_property
     def largest(self) -> int:
@@ -540,14 +560,30 @@ class Verification:
     labels: tuple[str, ...]
     target: tuple[float, ...]
     draft: tuple[float, ...]
+    # p and q as the results they were computed as, where the caller has them (the sampler's stages)
+    target_shares: tuple[Result, ...] = ()
+    draft_shares: tuple[Result, ...] = ()
 
     @property
     def acceptance(self) -> Result:
         """α for this position: Σ min(p, q), the chance a draft from q survives."""
         terms = [min(p, q) for p, q in zip(self.target, self.draft)]
         value = sum(terms)
-        return Result(value, SHARE, formula="Σ min(p(x), q(x)) over the tokens",
-                      worked=f"{' + '.join(f'{t:.4f}' for t in terms if t)} = {value:.4f}")
+        formula = "Σ min(p(x), q(x)) over the tokens"
+        operands = [self._smaller(i, t) for i, t in enumerate(terms) if t]
+        if not operands:
+            return Result(value, SHARE, formula=formula, worked=f" = {value:.4f}")
+        added = total(operands)  # a zero term adds nothing, so the sum is the same with it left out
+        return added.result(SHARE, formula, shown=f"{added.value:.4f}")
+
+    def _smaller(self, i: int, smaller: float) -> Expr:
+        """min(p, q) for token i: the target's or the draft's probability, as the result it came from."""
+        shown = f"{smaller:.4f}"
+        if self.target_shares and self.draft_shares:
+            share = self.target_shares[i] if self.target[i] <= self.draft[i] else self.draft_shares[i]
+            if share.value == smaller:
+                return term(share, shown)
+        return term(smaller, shown)
 
     @property
     def residual(self) -> tuple[float, ...]:
@@ -584,16 +620,16 @@ def speculative(stack: Stack) -> Speculative:
 def shared_throughput(full: Speculative) -> Result:
     """Tokens per second of the whole card with speculation, its batch shrunk to what the pool admits
     beside the draft's weights and cache, over plain decoding at the full batch."""
-    if full.shared_pool.value < 1:
-        return Result(0, RATIO_FINE, formula="no sequence fits beside the draft",
-                      worked=f"{full.shared_pool.worked}, so the card cannot speculate with this draft at all")
-    shared = replace(full, batch=int(full.shared_pool.value))
-    speculating = shared.batch * shared.per_pass.value / shared.pass_time.value
-    plain_rate = full.batch / full.step.value
-    value = speculating / plain_rate
-    return Result(value, RATIO_FINE, formula="(B′ × tokens per pass ÷ pass time at B′) ÷ (B ÷ ordinary step at B)",
-                  worked=(f"({grouped(shared.batch)} × {shared.per_pass.operand} ÷ {MS.precise(shared.pass_time.value)}) ÷ "
-                          f"({grouped(full.batch)} ÷ {MS.precise(full.step.value)}) = {RATIO_FINE.show(value)}"))
+    pool = full.shared_pool
+    if pool.value < 1:
+        return Result(0, RATIO_FINE, formula="no sequence fits beside the draft", inputs=made_of(pool),
+                      worked=f"{pool.worked}, so the card cannot speculate with this draft at all")
+    shared = replace(full, batch=int(pool.value))
+    pass_time, step = shared.pass_time, full.step
+    speculating = term(pool, grouped(shared.batch)) * term(shared.per_pass) / term(pass_time, MS.precise(pass_time.value))
+    speculating = Expr(speculating.value, f"({speculating.text})", speculating.inputs)  # bracketed, as the rule reads
+    plain_rate = term(field(full, "batch"), grouped(full.batch)) / term(step, MS.precise(step.value))
+    return (speculating / plain_rate).result(RATIO_FINE, "(B′ × tokens per pass ÷ pass time at B′) ÷ (B ÷ ordinary step at B)")
 
 
 def gamma_curves(run: Speculative) -> dict:
@@ -630,7 +666,8 @@ def section(stack: Stack) -> dict[str, object]:
     stages = sample(stack.sampling).stages
     # The example draft proposes from the untempered, unfiltered distribution; the target samples
     # from the page's final one: two different distributions over the same six candidates.
-    lossless = Verification(tuple(c.strip() for c in CANDIDATES), stages[-1].probabilities, stages[0].probabilities)
+    lossless = Verification(tuple(c.strip() for c in CANDIDATES), stages[-1].probabilities, stages[0].probabilities,
+                            tuple(stages[-1].tokens.values()), tuple(stages[0].tokens.values()))
     admitted = timing.compute_bound_batch(stack, run.tokens).admitted
     full = replace(run, batch=max(1, int(admitted.value)))
     return {
@@ -642,7 +679,7 @@ def section(stack: Stack) -> dict[str, object]:
         "full": full,
         "doubtful": replace(run, alpha=CHART_ALPHAS[0]),
         "doubtful_full": replace(full, alpha=CHART_ALPHAS[0]),
-        "recovered": alpha_from_rate(run.reported_rate.value, run.gamma),
+        "recovered": alpha_from_rate(run.reported_rate.value, run.gamma, reported=run.reported_rate, of=run),
         "lossless": lossless,
         "papers": {"leviathan": LEVIATHAN, "leviathan_arithmetic": LEVIATHAN_ARITHMETIC, "chen": CHEN, "eagle": EAGLE, "medusa": MEDUSA, "lookup": PROMPT_LOOKUP},
         "vllm": {"metrics": VLLM_METRICS, "dynamic": DYNAMIC, "docs": VLLM_SPEC_DOCS},

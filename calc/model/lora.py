@@ -22,6 +22,7 @@ from dataclasses import dataclass
 
 from ..specs.models import Model
 from ..specs.precision import BF16
+from ..core.arith import Expr, field, term, total
 from ..core.units import MIB_REPORTED, TOKENS, Result, Unit, grouped
 
 USERS_FINE = Unit("users", 1, "users", 2)
@@ -41,18 +42,30 @@ class Projection:
     d_in: int
     d_out: int
     column: bool
+    d_in_field: str = ""  # the config field each side is, where it is one (a product of two is not)
+    d_out_field: str = ""
 
 
 def projections(model: Model, targets: str = "all") -> tuple[Projection, ...]:
     """The block's linear layers LoRA can adapt: all seven, or only q and v (the LoRA paper's choice)."""
     hidden, heads, kv = model.hidden_size, model.num_attention_heads * model.head_dim, \
         model.num_key_value_heads * model.head_dim
-    every = (Projection("q_proj", hidden, heads, True), Projection("k_proj", hidden, kv, True),
-             Projection("v_proj", hidden, kv, True), Projection("o_proj", heads, hidden, False),
-             Projection("gate_proj", hidden, model.intermediate_size, True),
-             Projection("up_proj", hidden, model.intermediate_size, True),
-             Projection("down_proj", model.intermediate_size, hidden, False))
+    hid, mlp = "hidden_size", "intermediate_size"
+    every = (Projection("q_proj", hidden, heads, True, hid), Projection("k_proj", hidden, kv, True, hid),
+             Projection("v_proj", hidden, kv, True, hid), Projection("o_proj", heads, hidden, False, "", hid),
+             Projection("gate_proj", hidden, model.intermediate_size, True, hid, mlp),
+             Projection("up_proj", hidden, model.intermediate_size, True, hid, mlp),
+             Projection("down_proj", model.intermediate_size, hidden, False, mlp, hid))
     return every if targets == "all" else tuple(p for p in every if p.name in ("q_proj", "v_proj"))
+
+
+def sides(model: Model, targets: str = "all") -> list[tuple[Expr, Expr]]:
+    """Each target's d_in and d_out as operands: the config field read where the side is one (each
+    field one result, however often it appears), the number itself where it is a product (heads × head_dim)."""
+    fields = {name: field(model, name) for name in ("hidden_size", "intermediate_size")}
+    return [tuple(term(fields[name]) if name else term(side)
+                  for side, name in ((p.d_in, p.d_in_field), (p.d_out, p.d_out_field)))
+            for p in projections(model, targets)]
 
 
 def parameters_per_layer(model: Model, rank: int, targets: str = "all", tp: int = 1) -> int:
@@ -67,12 +80,15 @@ def parameters_per_layer(model: Model, rank: int, targets: str = "all", tp: int 
 
 def adapter_bytes(model: Model, rank: int, targets: str = "all") -> Result:
     """One adapter: Σ over layers and targets of rank × (d_in + d_out) × 2 bytes."""
-    per_layer = parameters_per_layer(model, rank, targets)
-    shapes = " + ".join(f"({grouped(p.d_in)} + {grouped(p.d_out)})" for p in projections(model, targets))
-    value = model.num_hidden_layers * per_layer * BF16.bytes
-    return Result(value, MIB_REPORTED, formula="layers × rank × Σ (d_in + d_out) × bytes per parameter",
-                  worked=(f"{model.num_hidden_layers} × {rank} × ({shapes}) × {BF16.bytes:g} B = "
-                          f"{grouped(int(value))} B = {MIB_REPORTED.show(value)}"))
+    shapes = total(_bracketed(a + b) for a, b in sides(model, targets))
+    product = (term(field(model, "num_hidden_layers")) * term(rank) * shapes * term(BF16.bytes, f"{BF16.bytes:g} B"))
+    return product.result(MIB_REPORTED, "layers × rank × Σ (d_in + d_out) × bytes per parameter",
+                          shown=f"{grouped(int(product.value))} B = {MIB_REPORTED.show(product.value)}")
+
+
+def _bracketed(expr: Expr) -> Expr:
+    """A sum kept in brackets inside a longer sum, as the worked line groups each layer's two sides."""
+    return Expr(expr.value, f"({expr.text})", expr.inputs)
 
 
 def vocabulary_parameters(model: Model, rank: int) -> int:
@@ -86,18 +102,16 @@ def slots_reserved(model: Model, rank: int, slots: int, tp: int = 1) -> Result:
     if not slots:
         return Result(0, MIB_REPORTED, formula="no LoRA slots", worked="LoRA is off: 0 MiB")
     per_layer = parameters_per_layer(model, rank, "all", tp)
-    vocab = vocabulary_parameters(model, rank)
-    value = slots * (model.num_hidden_layers * per_layer + vocab) * BF16.bytes
+    vocab = term(field(model, "vocab_size")) + term(field(model, "hidden_size"))
+    product = (term(slots) * (term(field(model, "num_hidden_layers")) * term(per_layer) + term(2) * term(rank) * vocab)
+               * term(BF16.bytes, f"{BF16.bytes:g} B"))
     split = f"; the blocks' A and B as split on each of {tp} GPUs" if tp > 1 else ""
-    return Result(value, MIB_REPORTED,
-                  formula="slots × (layers × rank-sized A and B per layer + embedding and LM head) × bytes",
-                  worked=(f"{slots} × ({model.num_hidden_layers} × {grouped(per_layer)} + 2 × {rank} × "
-                          f"({grouped(model.vocab_size)} + {grouped(model.hidden_size)})) × {BF16.bytes:g} B = "
-                          f"{grouped(int(value))} B = {MIB_REPORTED.show(value)}{split}"))
+    return product.result(MIB_REPORTED,
+                          "slots × (layers × rank-sized A and B per layer + embedding and LM head) × bytes",
+                          shown=f"{grouped(int(product.value))} B = {MIB_REPORTED.show(product.value)}{split}")
 
 
 def tokens_displaced(reserved: Result, per_token: Result) -> Result:
     """The cache tokens the same bytes would hold."""
-    value = reserved.value / per_token.value
-    return Result(value, TOKENS, formula="LoRA bytes ÷ cache bytes per token",
-                  worked=f"{grouped(int(reserved.value))} B ÷ {grouped(per_token.value)} B = {TOKENS.show(value)}")
+    return (term(reserved, f"{grouped(int(reserved.value))} B") / term(per_token, f"{grouped(per_token.value)} B")).result(
+        TOKENS, "LoRA bytes ÷ cache bytes per token")
