@@ -181,10 +181,18 @@ def head(hardware: Hardware, model: Model, rows: int, tensor: int = 1) -> Group:
     weights = _head_bytes(hardware, model) / tensor
     ops = 2 * rows * head_parameters(model) / tensor
     efficiency = kernels.gemm_efficiency(hardware.card, _head_precision(hardware), max(rows, 1))
+    # the head's parameters are shown as one number: the lines kept, the config fields they count recorded
     return _group(hardware, "the LM head", weights, ops, efficiency, no_time("fixed time"),
                   compute=kernels.peak_compute(hardware.card, _head_precision(hardware)),
                   bytes_worked=f"{grouped(int(weights))} B = {GB_MOVED.show(weights)}",
-                  ops_worked=f"2 × {grouped(rows)} × {grouped(head_parameters(model) // tensor)} = {GFLOP.show(ops)}")
+                  ops_worked=f"2 × {grouped(rows)} × {grouped(head_parameters(model) // tensor)} = {GFLOP.show(ops)}",
+                  bytes_inputs=_head_fields(model), ops_inputs=_head_fields(model))
+
+
+@lru_cache(maxsize=64)
+def _head_fields(model: Model) -> tuple[Result, ...]:
+    """What the LM head's parameters count: vocabulary × hidden size, as the config names them."""
+    return made_of(field(model, "vocab_size"), field(model, "hidden_size"))
 
 
 def decode_attention(hardware: Hardware, model: Model, sequences: int, held: float, tensor: int = 1,
@@ -317,7 +325,8 @@ def _activation_width(model: Model, tensor: int) -> int:
 
 def _group(hardware: Hardware, name: str, moved: float, ops: float, efficiency: Result, fixed: Result,
            compute: Result | None = None, bytes_worked: str = "", ops_worked: str = "",
-           bytes_made: Expr | None = None, bytes_inputs: tuple[Result, ...] = ()) -> Group:
+           bytes_made: Expr | None = None, bytes_inputs: tuple[Result, ...] = (),
+           ops_inputs: tuple[Result, ...] = ()) -> Group:
     """`bytes_made`, where given, is the arithmetic of `moved` (the same value), and writes its line;
     otherwise `bytes_worked` is the line, resting on `bytes_inputs`."""
     peak = compute or hardware.peak
@@ -326,7 +335,7 @@ def _group(hardware: Hardware, name: str, moved: float, ops: float, efficiency: 
                     Result(moved, GB_MOVED, formula="bytes moved", worked=bytes_worked or GB_MOVED.show(moved),
                            inputs=bytes_inputs))
     return Group(name, moved_result,
-                 Result(ops, GFLOP, formula="operations", worked=ops_worked or GFLOP.show(ops)),
+                 Result(ops, GFLOP, formula="operations", worked=ops_worked or GFLOP.show(ops), inputs=ops_inputs),
                  hardware.bandwidth, peak, efficiency, fixed, hardware.scale(reading, computing))
 
 
