@@ -19,6 +19,7 @@ from ..specs.precision import BF16, FP8, INT4
 from ..model.weights import weight_bytes
 from ..model.roofline import decode_read, step_floor, weights_read
 from ..specs.stack import Stack
+from ..core.arith import field, made_of, term
 from ..core.units import (COUNT, FLOP_PER_BYTE, GB, GB_MOVED, GIB_HELD, MS, RATIO, RATIO_FINE, TFLOPS, TOKENS,
     TOKENS_PER_S, Result, given, grouped)
 
@@ -29,21 +30,21 @@ SHORT_PROMPT = 128  # a one-line question: the prompt that shows prefill can be 
 def marketed_in_gib(card: Card) -> Result:
     """The marketed figure read as decimal gigabytes and converted: what a hasty conversion gives."""
     value = card.marketed_gb * GB
+    # a conversion stated as equalities, not an expression: the line kept, the datasheet field recorded
     return Result(value, GIB_HELD, formula="marketed GB × 1,000,000,000 B, in GiB",
-                  worked=f"{card.marketed_gb} GB = {grouped(int(value))} B = {GIB_HELD.show(value)}")
+                  worked=f"{card.marketed_gb} GB = {grouped(int(value))} B = {GIB_HELD.show(value)}",
+                  inputs=made_of(field(card, "marketed_gb", COUNT, "marketed capacity, GB")))
 
 
 def sparse_ratio(card: Card) -> Result:
-    value = card.bf16_sparse.value / card.bf16_dense.value
-    return Result(value, RATIO_FINE, formula="2:4 sparse figure ÷ dense figure",
-                  worked=f"{card.bf16_sparse} ÷ {card.bf16_dense} = {RATIO_FINE.show(value)}")
+    return (term(card.bf16_sparse, str(card.bf16_sparse)) / term(card.bf16_dense, str(card.bf16_dense))).result(
+        RATIO_FINE, "2:4 sparse figure ÷ dense figure")
 
 
 def sparse_ridge(card: Card) -> Result:
     """The ridge a reader gets by dividing the sparsity figure by the bandwidth."""
-    value = card.bf16_sparse.value / card.bandwidth.value
-    return Result(value, FLOP_PER_BYTE, formula="2:4 sparse bf16 figure ÷ memory bandwidth",
-                  worked=f"{card.bf16_sparse} ÷ {card.bandwidth} = {FLOP_PER_BYTE.show(value)}")
+    return (term(card.bf16_sparse, str(card.bf16_sparse)) / term(card.bandwidth, str(card.bandwidth))).result(
+        FLOP_PER_BYTE, "2:4 sparse bf16 figure ÷ memory bandwidth")
 
 
 @dataclass(frozen=True)
@@ -65,56 +66,46 @@ class Prefill:
     @property
     def rate(self) -> Result:
         """The operations per second the model predicts this prefill achieves."""
-        value = self.ops.value / self.time.value
-        return Result(value, TFLOPS, formula="prefill operations ÷ prefill time",
-                      worked=f"{self.ops.operand} ÷ {MS.precise(self.time.value)} = {TFLOPS.show(value)}")
+        return (term(self.ops) / term(self.time, MS.precise(self.time.value))).result(TFLOPS, "prefill operations ÷ prefill time")
 
 
 def computing_time(stack: Stack, ops: Result) -> Result:
     """A prefill's arithmetic alone, at the achieved compute: set against its reading time."""
     rate = timing.achieved_compute(stack)
-    seconds = ops.value / rate.value
-    return Result(seconds, MS, formula="prefill operations ÷ achieved compute",
-                  worked=f"{ops.operand} ÷ {rate.operand} = {MS.show(seconds)}")
+    return (term(ops) / term(rate)).result(MS, "prefill operations ÷ achieved compute")
 
 
 def prefill(stack: Stack, prompt: int) -> Prefill:
     ops = operations.prefill_ops(stack.model, prompt)
     written = decode_read(stack.model, stack.weight_precision, stack.kv_precision, 1,
                           stack.model.tokens_cached(prompt)).cache
-    moved = weights_read(stack.model, stack.weight_precision).value + written.value
+    moved = (term(weights_read(stack.model, stack.weight_precision)) + term(written)).result(
+        GB_MOVED, "weights read + cache written")
     bandwidth = timing.achieved_bandwidth(stack)
-    seconds = moved / bandwidth.value
     return Prefill(
         prompt=prompt,
         ops=ops,
         intensity=timing.prefill_intensity(stack, prompt),
         compute_time=computing_time(stack, ops),
-        memory_time=Result(seconds, MS, formula="(weights read + cache written) ÷ achieved bandwidth",
-                           worked=f"{GB_MOVED.precise(moved)} ÷ {bandwidth.operand} = {MS.show(seconds)}"),
+        memory_time=(term(moved, GB_MOVED.precise(moved.value)) / term(bandwidth)).result(
+            MS, "(weights read + cache written) ÷ achieved bandwidth"),
         time=timing.prefill_time(stack, prompt),
     )
 
 
 def step_rate(step: timing.DecodeStep) -> Result:
     """The operations per second the model predicts a decode step achieves: where it sits on the roofline."""
-    value = step.ops.value / step.time.value
-    return Result(value, TFLOPS, formula="step operations ÷ step time",
-                  worked=f"{step.ops.operand} ÷ {MS.precise(step.time.value)} = {TFLOPS.show(value)}")
+    return (term(step.ops) / term(step.time, MS.precise(step.time.value))).result(TFLOPS, "step operations ÷ step time")
 
 
 def weights_floor(read: Result, card: Card) -> Result:
     """The shortest a decode step can be with no cache at all: the weights at full bandwidth."""
-    seconds = read.value / card.bandwidth.value
-    return Result(seconds, MS, formula="weights read ÷ memory bandwidth",
-                  worked=f"{read.operand} ÷ {card.bandwidth} = {MS.show(seconds)}")
+    return (term(read) / term(card.bandwidth, str(card.bandwidth))).result(MS, "weights read ÷ memory bandwidth")
 
 
 def ceiling(bytes_per_step: Result, card: Card, what: str) -> Result:
     """Tokens per second one sequence could reach if each step read `bytes_per_step` at full bandwidth."""
-    value = card.bandwidth.value / bytes_per_step.value
-    return Result(value, TOKENS_PER_S, formula=f"memory bandwidth ÷ {what}",
-                  worked=f"{card.bandwidth} ÷ {bytes_per_step.operand} = {TOKENS_PER_S.show(value)}")
+    return (term(card.bandwidth, str(card.bandwidth)) / term(bytes_per_step)).result(TOKENS_PER_S, f"memory bandwidth ÷ {what}")
 
 
 @dataclass(frozen=True)
@@ -179,15 +170,14 @@ class Datasheet:
 def datasheet(card: Card) -> Datasheet:
     marketed = marketed_in_gib(card)
     reported = card.reported_capacity
-    gap = reported.value - marketed.value
     return Datasheet(
         sparse=card.bf16_sparse,
         sparse_ratio=sparse_ratio(card),
         sparse_ridge=sparse_ridge(card),
         marketed_gib=marketed,
         reported=reported,
-        conversion_gap=Result(gap, GIB_HELD, formula="reported capacity − marketed GB converted as decimal",
-                              worked=f"{reported} − {marketed} = {GIB_HELD.show(gap)}"),
+        conversion_gap=(term(reported, str(reported)) - term(marketed, str(marketed))).result(
+            GIB_HELD, "reported capacity − marketed GB converted as decimal"),
     )
 
 
@@ -210,9 +200,7 @@ def room_text(batch: int, admitted: Result, fits: bool) -> str:
 
 
 def ratio_of(numerator: Result, denominator: Result, formula: str, unit=RATIO) -> Result:
-    value = numerator.value / denominator.value
-    return Result(value, unit, formula=formula,
-                  worked=f"{numerator.operand} ÷ {denominator.operand} = {unit.show(value)}")
+    return (term(numerator) / term(denominator)).result(unit, formula)
 
 
 def rule_of_thumb(stack: Stack) -> dict[str, timing.Crossing]:
@@ -234,8 +222,7 @@ def section(stack: Stack, ladder: kvcache.Ladder) -> dict[str, object]:
     effective = timing.effective_ridge(stack)
     read = weights_read(model, stack.weight_precision)
     held_weights = weight_bytes(model, stack.weight_precision)
-    held_decimal = Result(held_weights.value, GB_MOVED, formula="weights held, in decimal GB",
-                          worked=f"{grouped(int(held_weights.value))} B = {GB_MOVED.show(held_weights.value)}")
+    held_decimal = term(held_weights, f"{grouped(int(held_weights.value))} B").result(GB_MOVED, "weights held, in decimal GB")
     crossing = timing.compute_bound_batch(stack, tokens)
     pass_ = prefill(stack, stack.workload.prompt)
     short = prefill(stack, SHORT_PROMPT)
@@ -273,7 +260,7 @@ def section(stack: Stack, ladder: kvcache.Ladder) -> dict[str, object]:
         "rule": rule_of_thumb(stack),
         "prefill": pass_,
         "prefill_short": short,
-        "prefill_mfu": timing.implied_mfu(pass_.ops, pass_.time.value, peak),
+        "prefill_mfu": timing.implied_mfu(pass_.ops, pass_.time, peak),
         "compute_share": timing.compute_share(stack),
         "bandwidth_share": timing.bandwidth_share(stack),
         "kernels": kernels.measured(card).provenance,

@@ -17,7 +17,8 @@ from ..model.anatomy import count_parameters
 from ..engine.kvcache import blocks_for, bytes_for_tokens, bytes_per_token
 from ..specs.precision import BF16
 from ..specs.stack import Stack
-from ..core.units import (COUNT, GB_MOVED, GIB_HELD, MS, MS_WHOLE, PERCENT, RATIO, TIMES, TFLOP, TOKENS,
+from ..core.arith import ceil_div, field, made_of, term, total
+from ..core.units import (BYTES, COUNT, GB_MOVED, GIB_HELD, MS, MS_WHOLE, PERCENT, RATIO, TIMES, TFLOP, TOKENS,
     TOKENS_PER_S, Result, Unit, given, grouped, plain)
 
 SHARE = Unit("percent", 0.01, "%", 1, spaced=False, significant=2)
@@ -68,9 +69,12 @@ def _assumed(assumption: Assumption, what: str) -> Result:
 
 
 def _sum(parts: list[Result], what: str) -> Result:
-    value = sum(p.value for p in parts)
-    return Result(value, MS, formula=what,
-                  worked=" + ".join(p.operand for p in parts) + f" = {MS.show(value)}")
+    return total(term(p) for p in parts).result(MS, what)
+
+
+def _given(assumption: Assumption, unit: Unit) -> Result:
+    """An assumption as an input of the arithmetic that uses it."""
+    return given(assumption.value, unit, assumption.source)
 
 
 @dataclass(frozen=True)
@@ -187,17 +191,14 @@ class Journey:
     def weights_per_prompt_token(self) -> Result:
         """Prefill reads the weights once for the whole prompt: the read each prompt token carries."""
         weights = self.step.read.weights
-        value = weights.value / self.prompt.value
-        return Result(value, GB_MOVED, formula="weights read ÷ prompt tokens",
-                      worked=f"{weights.operand} ÷ {grouped(int(self.prompt.value))} = {GB_MOVED.show(value)}")
+        return (term(weights) / term(self.prompt, grouped(int(self.prompt.value)))).result(
+            GB_MOVED, "weights read ÷ prompt tokens")
 
     @property
     def step_versus_prefill(self) -> Result:
         """How much more arithmetic the prefill pass does than one decode step, for one token each."""
         first = operations.decode_ops(self.stack.model, 1, int(self.prompt.value))
-        value = self.pass_ops.value / first.value
-        return Result(value, RATIO, formula="prefill operations ÷ first decode step's operations",
-                      worked=f"{self.pass_ops.operand} ÷ {first.operand} = {RATIO.show(value)}")
+        return (term(self.pass_ops) / term(first)).result(RATIO, "prefill operations ÷ first decode step's operations")
 
     @property
     def first_step_ops(self) -> Result:
@@ -207,19 +208,19 @@ class Journey:
     def all_logits(self) -> Result:
         """Logits for every position of a full context window, which prompt log-probabilities need."""
         model, limit = self.stack.model, self.stack.context_limit
-        value = limit * model.vocab_size * LOGIT_BYTES.value
-        return Result(value, GIB_HELD, formula="context limit × vocabulary × 4 B (fp32 logits)",
-                      worked=f"{grouped(limit)} × {grouped(model.vocab_size)} × {plain(LOGIT_BYTES.value)} B = "
-                             f"{grouped(value)} B = {GIB_HELD.show(value)}")
+        logits = (term(field(self.stack, "context_limit", TOKENS, "context limit"), grouped(limit))
+                  * term(field(model, "vocab_size"), grouped(model.vocab_size))
+                  * term(_given(LOGIT_BYTES, BYTES), f"{plain(LOGIT_BYTES.value)} B"))
+        return logits.result(GIB_HELD, "context limit × vocabulary × 4 B (fp32 logits)",
+                             shown=f"{grouped(logits.value)} B = {GIB_HELD.show(logits.value)}")
 
     @property
     def stream_rate(self) -> Result:
         """Tokens the stream path handles per second at the traffic's peak: each one detokenised and sent."""
         traffic = self.stack.traffic
-        value = traffic.requests_per_s * traffic.output_p50
-        return Result(value, TOKENS_PER_S, formula="requests per second × output tokens per request",
-                      worked=f"{plain(traffic.requests_per_s)} × {grouped(traffic.output_p50)} = "
-                             f"{TOKENS_PER_S.show(value)}")
+        rate = term(field(traffic, "requests_per_s", COUNT, "requests per second"), plain(traffic.requests_per_s))
+        output = term(field(traffic, "output_p50", TOKENS, "output tokens per request"), grouped(traffic.output_p50))
+        return (rate * output).result(TOKENS_PER_S, "requests per second × output tokens per request")
 
 
 QUOTED = "the reference page for this document"
@@ -237,35 +238,32 @@ def older_figures(stack: Stack, prompt: int) -> dict[str, Result]:
     out = {key: given(value, unit, QUOTED) for key, (value, unit) in OLDER.items()}
     total_params = int(count_parameters(stack.model).total.value)
     per_position = operations.attention_ops_per_position(stack.model).value
-    linear = 2 * total_params * prompt
-    square = per_position * prompt * prompt
-    ops = linear + square
-    out["prefill_ops"] = Result(ops, TFLOP, formula="2 × all parameters × N + attention per position × N²",
-                                worked=(f"2 × {grouped(total_params)} × {grouped(prompt)} + {grouped(per_position)} × "
-                                        f"{grouped(prompt)} × {grouped(prompt)} = {TFLOP.show(linear)} + "
-                                        f"{TFLOP.show(square)} = {TFLOP.show(ops)}"))
+    linear = 2 * term(count_parameters(stack.model).total, grouped(total_params)) * term(prompt)
+    square = term(operations.attention_ops_per_position(stack.model), grouped(per_position)) * term(prompt) * term(prompt)
+    out["prefill_ops"] = (linear + square).result(
+        TFLOP, "2 × all parameters × N + attention per position × N²",
+        shown=f"{TFLOP.show(linear.value)} + {TFLOP.show(square.value)} = {TFLOP.show(linear.value + square.value)}")
     peak = timing.peak_compute(stack.card, stack.weight_precision)
-    out["implied_mfu"] = timing.implied_mfu(out["prefill_ops"], OLDER["prefill_time"][0], peak)
+    out["implied_mfu"] = timing.implied_mfu(out["prefill_ops"], out["prefill_time"], peak)
     weights = out["weights_read"]
-    fraction = weights.value / (OLDER["step_time"][0] * stack.card.bandwidth.value)
-    out["implied_bandwidth"] = Result(fraction, SHARE, formula="bytes read ÷ (step time × bandwidth)",
-                                      worked=(f"{weights.operand} ÷ ({MS.precise(OLDER['step_time'][0])} × "
-                                              f"{stack.card.bandwidth}) = {SHARE.show(fraction)}"))
+    out["implied_bandwidth"] = (term(weights) / (term(out["step_time"]) * term(stack.card.bandwidth, str(stack.card.bandwidth))))\
+        .result(SHARE, "bytes read ÷ (step time × bandwidth)")
     return out
 
 
 def tokenizer_rate() -> Result:
     """Tokens a Hugging Face tokeniser encodes per second on one core, from the assumptions above."""
-    value = TIKTOKEN_BYTES_PER_S.value / TOKENIZER_SLOWER.value / BYTES_PER_TOKEN.value
-    return Result(value, TOKENS_PER_S, formula="tiktoken's bytes per second ÷ how much slower ÷ bytes per token",
-                  worked=(f"{grouped(TIKTOKEN_BYTES_PER_S.value)} B/s ÷ {plain(TOKENIZER_SLOWER.value)} ÷ "
-                          f"{plain(BYTES_PER_TOKEN.value)} B = {TOKENS_PER_S.show(value)}"))
+    rate = (term(_given(TIKTOKEN_BYTES_PER_S, MB_PER_S), f"{grouped(TIKTOKEN_BYTES_PER_S.value)} B/s")
+            / term(_given(TOKENIZER_SLOWER, RATIO), plain(TOKENIZER_SLOWER.value))
+            / term(_given(BYTES_PER_TOKEN, COUNT), f"{plain(BYTES_PER_TOKEN.value)} B"))
+    return rate.result(TOKENS_PER_S, "tiktoken's bytes per second ÷ how much slower ÷ bytes per token")
 
 
-def _blocks(tokens: int, block_size: int, what: str) -> Result:
-    count = blocks_for(tokens, block_size)
-    return Result(count, COUNT, formula=f"⌈{what} ÷ block size⌉",
-                  worked=f"⌈{grouped(tokens)} ÷ {block_size}⌉ = {grouped(count)}")
+def _blocks(tokens: int | Result, stack: Stack, what: str) -> Result:
+    count = tokens.value if isinstance(tokens, Result) else tokens
+    blocks = ceil_div(term(tokens, grouped(count)),
+                      term(field(stack, "block_size", TOKENS, "block size"), str(stack.block_size)))
+    return blocks.result(COUNT, f"⌈{what} ÷ block size⌉", shown=grouped(blocks_for(count, stack.block_size)))
 
 
 def _check(stack: Stack, prompt: int, output: int) -> None:
@@ -277,49 +275,41 @@ def journey(stack: Stack, prompt: int, output: int, cases: bool = True) -> Journ
     """The twelve stages of one cold request of `prompt` tokens answered in `output` tokens."""
     _check(stack, prompt, output)
     model = stack.model
+    asked, answered = given(prompt, TOKENS, "prompt length"), given(output, TOKENS, "output length")
 
     # 1–5: the CPU front end
     rate = tokenizer_rate()
-    characters = Result(prompt * BYTES_PER_TOKEN.value, COUNT, formula="prompt tokens × characters per token",
-                        worked=f"{grouped(prompt)} × {plain(BYTES_PER_TOKEN.value)} = "
-                               f"{grouped(prompt * BYTES_PER_TOKEN.value)}")
-    tokenise_s = prompt / rate.value
-    tokenise = Result(tokenise_s, MS, formula="prompt tokens ÷ tokeniser rate",
-                      worked=f"{TOKENS.show(prompt)} ÷ {rate.operand} = {MS.show(tokenise_s)}")
-    blocks = _blocks(prompt, stack.block_size, "prompt")
-    allocate_s = blocks.value * PER_BLOCK.value
-    allocate = Result(allocate_s, MS, formula="blocks × time per block",
-                      worked=f"{grouped(int(blocks.value))} × {MICROSECONDS.show(PER_BLOCK.value)} = {MS.show(allocate_s)}")
+    characters = (term(asked, grouped(prompt)) * term(_given(BYTES_PER_TOKEN, COUNT), plain(BYTES_PER_TOKEN.value)))\
+        .result(COUNT, "prompt tokens × characters per token", shown=grouped(prompt * BYTES_PER_TOKEN.value))
+    tokenise = (term(asked, TOKENS.show(prompt)) / term(rate)).result(MS, "prompt tokens ÷ tokeniser rate")
+    blocks = _blocks(asked, stack, "prompt")
+    allocate = (term(blocks, grouped(int(blocks.value))) * term(_given(PER_BLOCK, MICROSECONDS),
+                                                                MICROSECONDS.show(PER_BLOCK.value)))\
+        .result(MS, "blocks × time per block")
 
     # 6–9: the GPU's prefill, one engine step (calc.engine.timing.prefill_step)
     element = BF16.bytes if stack.weight_precision.quantised else stack.weight_precision.bytes
-    gathered = 2 * prompt * model.hidden_size * element
-    embedding_bytes = Result(gathered, GB_MOVED, formula="2 × prompt × hidden size × bytes (rows read, then written)",
-                             worked=f"2 × {grouped(prompt)} × {grouped(model.hidden_size)} × {plain(element)} B = "
-                                    f"{GB_MOVED.show(gathered)}")
+    embedding_bytes = (2 * term(asked, grouped(prompt)) * term(field(model, "hidden_size"), grouped(model.hidden_size))
+                       * term(element, f"{plain(element)} B")).result(
+        GB_MOVED, "2 × prompt × hidden size × bytes (rows read, then written)")
     pass_step = timing.prefill_step(stack, prompt)
     prefill_pass = pass_step.time
     embed = pass_step.group("embedding").time
     head = pass_step.group("the LM head").time
     pass_ops = operations.prefill_ops(model, prompt)
     head_ops = operations.head_ops(model)
-    blocks_value = pass_ops.value - head_ops.value
-    blocks_ops = Result(blocks_value, TFLOP, formula="prefill operations − the LM head's",
-                        worked=f"{pass_ops.operand} − {head_ops.operand} = {TFLOP.show(blocks_value)}")
+    blocks_ops = (term(pass_ops) - term(head_ops)).result(TFLOP, "prefill operations − the LM head's")
     layers = [pass_step.group(name) for name in ("matrix multiplies", "prefill attention", "norms")]
-    prefill_s = sum(g.time.value for g in layers)
-    prefill = Result(prefill_s, MS, formula="the layers' matrix multiplies + attention + norms and activation",
-                     worked=" + ".join(g.time.operand for g in layers) + f" = {MS.show(prefill_s)}")
+    prefill = total(term(g.time) for g in layers).result(MS, "the layers' matrix multiplies + attention + norms and activation")
     fixed = pass_step.overhead
 
     # 11: the decode loop, as timing.request_time counts it
     step = timing.decode_step(stack, 1, prompt + output // 2)
-    steps = Result(output - 1, COUNT, formula="output tokens − 1 (prefill produced the first)",
-                   worked=f"{grouped(output)} − 1 = {grouped(output - 1)}")
-    decode_s = (output - 1) * step.time.value
-    decode = Result(decode_s, MS, formula="(output − 1) × the decode step at the output's midpoint, its fixed cost included",
-                    worked=f"{grouped(output - 1)} × {step.time.operand} = {MS.show(decode_s)}")
-    blocks_at_end = _blocks(prompt + output - 1, stack.block_size, "tokens cached at the end")
+    steps = (term(answered, grouped(output)) - 1).result(COUNT, "output tokens − 1 (prefill produced the first)",
+                                                         shown=grouped(output - 1))
+    decode = (term(steps, grouped(output - 1)) * term(step.time)).result(
+        MS, "(output − 1) × the decode step at the output's midpoint, its fixed cost included")
+    blocks_at_end = _blocks(prompt + output - 1, stack, "tokens cached at the end")
 
     timed = [
         ("http", "HTTP request parsed", "CPU", "cpu", _assumed(HTTP_PARSE, "parse and validate the request")),
@@ -336,12 +326,16 @@ def journey(stack: Stack, prompt: int, output: int, cases: bool = True) -> Journ
         ("finish", "End of turn", "CPU", "cpu", _assumed(FINISH, "stop, last event, blocks freed")),
     ]
     stages: dict[str, Stage] = {}
-    clock = 0.0
+    began: Result | None = None
     for key, name, where, phase, time in timed:
-        before, clock = clock, clock + time.value
-        shown = Result(clock, MS, formula="clock when the stage began + its time",
-                       worked=f"{MS.precise(before)} + {time.operand} = {MS.show(clock)}" if before else MS.show(clock))
+        if began is not None and began.value:
+            shown = (term(began) + term(time)).result(MS, "clock when the stage began + its time")
+        else:  # the first stage begins at 0: its clock is its time
+            clock = (began.value if began is not None else 0.0) + time.value
+            shown = Result(clock, MS, formula="clock when the stage began + its time", worked=MS.show(clock),
+                           inputs=made_of(began, time))
         stages[key] = Stage(key, name, where, phase, time, shown)
+        began = shown
 
     front_end = _sum([stages[k].time for k in ("http", "template", "tokenise", "admit", "allocate")],
                      "the five CPU stages before the GPU starts")
@@ -349,21 +343,19 @@ def journey(stack: Stack, prompt: int, output: int, cases: bool = True) -> Journ
                          "embedding + prefill + head + sampling")
     cpu = _sum([front_end, stages["emit"].time, stages["finish"].time], "front end + first token streamed + end of turn")
     ttft = _sum([front_end, prefill_phase, stages["emit"].time], "front end + prefill on the GPU + first token streamed")
-    total = _sum([ttft, decode, stages["finish"].time], "TTFT + decode loop + end of turn")
+    whole = _sum([ttft, decode, stages["finish"].time], "TTFT + decode loop + end of turn")
 
     def share(part: Result, what: str) -> Result:
-        value = part.value / total.value
-        return Result(value, SHARE, formula=f"{what} ÷ total",
-                      worked=f"{part.operand} ÷ {total.operand} = {SHARE.show(value)}")
+        return (term(part) / term(whole)).result(SHARE, f"{what} ÷ total")
 
     shares = Shares(cpu=share(cpu, "CPU stages"), prefill=share(prefill_phase, "prefill on the GPU"),
                     decode=share(decode, "decode loop"))
     made = Journey(
-        stack=stack, prompt=given(prompt, TOKENS, "prompt length"), output=given(output, TOKENS, "output length"),
+        stack=stack, prompt=asked, output=answered,
         tokenizer_rate=rate, characters=characters, blocks=blocks, blocks_at_end=blocks_at_end,
         embedding_bytes=embedding_bytes, pass_ops=pass_ops, head_ops=head_ops, blocks_ops=blocks_ops,
         prefill_pass=prefill_pass, step=step, steps=steps, **stages,
-        front_end=front_end, prefill_phase=prefill_phase, cpu=cpu, ttft=ttft, total=total, shares=shares,
+        front_end=front_end, prefill_phase=prefill_phase, cpu=cpu, ttft=ttft, total=whole, shares=shares,
     )
     if not cases:
         return made
@@ -382,36 +374,36 @@ def warm(cold: Journey) -> Warm:
     block_params = operations.multiplied_parameters(model).value - head
     per_position = operations.attention_ops_per_position(model).value
     positions = operations.causal_positions(model, prompt) - operations.causal_positions(model, cached_tokens)
-    value = 2 * block_params * tail + 2 * head + per_position * positions
-    ops = Result(value, TFLOP, formula="2 × block parameters × uncached + 2 × LM head + attention × positions attended",
-                 worked=(f"2 × {grouped(block_params)} × {grouped(tail)} + 2 × {grouped(head)} + "
-                         f"{grouped(per_position)} × {grouped(positions)} = {TFLOP.show(value)}"))
+    # ⌊prompt × fraction⌋ taken whole before the blocks are counted: the line states the rule, in words
+    # of arithmetic that is not the computation's order, so it is kept and its inputs recorded
+    cached = Result(cached_tokens, TOKENS, formula="the cached share of the prompt in whole blocks, at least one token left",
+                    worked=(f"⌊{grouped(prompt)} × {plain(WARM_FRACTION.value)} ÷ {block}⌋ × {block} = {TOKENS.show(cached_tokens)}"
+                            if cached_tokens < prompt - 1 or prompt == 1 else
+                            f"{grouped(prompt)} − 1 = {TOKENS.show(cached_tokens)}"),
+                    inputs=made_of(cold.prompt, _given(WARM_FRACTION, SHARE),
+                                   field(cold.stack, "block_size", TOKENS, "block size")))
+    computed = (term(cold.prompt, grouped(prompt)) - term(cached, grouped(cached_tokens))).result(TOKENS, "prompt − cached")
+    ops = (2 * term(block_params) * term(computed, grouped(tail)) + 2 * term(head)
+           + term(operations.attention_ops_per_position(model), grouped(per_position)) * term(positions)).result(
+        TFLOP, "2 × block parameters × uncached + 2 × LM head + attention × positions attended")
     prefill = timing.prefill_after(cold.stack, prompt, cached_tokens).time
-    seconds = prefill.value
-    speedup = cold.prefill_pass.value / seconds
-    saved = (cold.prefill_pass.value - seconds) / cold.total.value
-    ttft = cold.ttft.value - cold.prefill_pass.value + seconds
+    saved = (term(cold.prefill_pass) - term(prefill)) / term(cold.total)
+    ttft = (term(cold.ttft) - term(cold.prefill_pass) + term(prefill)).result(MS, "cold TTFT − cold prefill + warm prefill")
     return Warm(
-        cached=Result(cached_tokens, TOKENS, formula="the cached share of the prompt in whole blocks, at least one token left",
-                      worked=(f"⌊{grouped(prompt)} × {plain(WARM_FRACTION.value)} ÷ {block}⌋ × {block} = {TOKENS.show(cached_tokens)}"
-                              if cached_tokens < prompt - 1 or prompt == 1 else
-                              f"{grouped(prompt)} − 1 = {TOKENS.show(cached_tokens)}")),
-        computed=Result(tail, TOKENS, formula="prompt − cached",
-                        worked=f"{grouped(prompt)} − {grouped(cached_tokens)} = {TOKENS.show(tail)}"),
+        cached=cached,
+        computed=computed,
         ops=ops,
         prefill=prefill,
-        speedup=Result(speedup, RATIO, formula="cold prefill ÷ warm prefill",
-                       worked=f"{cold.prefill_pass.operand} ÷ {prefill.operand} = {RATIO.show(speedup)}"),
-        ttft=Result(ttft, MS, formula="cold TTFT − cold prefill + warm prefill",
-                    worked=f"{cold.ttft.operand} − {cold.prefill_pass.operand} + {prefill.operand} = {MS.show(ttft)}"),
-        ttft_speedup=Result(cold.ttft.value / ttft, RATIO, formula="cold TTFT ÷ warm TTFT",
-                            worked=f"{cold.ttft.operand} ÷ {MS.precise(ttft)} = {RATIO.show(cold.ttft.value / ttft)}"),
-        total_saved=Result(saved, SHARE, formula="(cold prefill − warm prefill) ÷ cold total",
-                           worked=(f"({cold.prefill_pass.operand} − {prefill.operand}) ÷ {cold.total.operand} = "
-                                   f"{SHARE.show(saved)}" if cold.prefill_pass.value - prefill.value >= 0.01 * cold.prefill_pass.value
-                                   # the two prefills all but cancel below the digits shown: show their gap itself
-                                   else f"a warm prefill is only {MS.precise(cold.prefill_pass.value - prefill.value)} "
-                                        f"shorter, of a {cold.total.operand} request: {SHARE.show(saved)}")),
+        speedup=(term(cold.prefill_pass) / term(prefill)).result(RATIO, "cold prefill ÷ warm prefill"),
+        ttft=ttft,
+        ttft_speedup=(term(cold.ttft) / term(ttft)).result(RATIO, "cold TTFT ÷ warm TTFT"),
+        total_saved=(saved.result(SHARE, "(cold prefill − warm prefill) ÷ cold total")
+                     if cold.prefill_pass.value - prefill.value >= 0.01 * cold.prefill_pass.value else
+                     # the two prefills all but cancel below the digits shown: show their gap itself
+                     Result(saved.value, SHARE, formula="(cold prefill − warm prefill) ÷ cold total",
+                            worked=(f"a warm prefill is only {MS.precise(cold.prefill_pass.value - prefill.value)} "
+                                    f"shorter, of a {cold.total.operand} request: {SHARE.show(saved.value)}"),
+                            inputs=made_of(cold.prefill_pass, prefill, cold.total))),
     )
 
 

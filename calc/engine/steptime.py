@@ -32,6 +32,7 @@ from ..specs.cards import Card, H100_SXM
 from ..specs.models import LLAMA_3_1_8B, Model
 from ..model.operations import attention_ops_per_position, block_parameters, head_parameters
 from ..specs.precision import BF16, Precision
+from ..core.arith import Expr, field, made_of, maximum, term, total
 from ..core.units import FLOP_PER_BYTE, GB_MOVED, GFLOP, MICROSECONDS, MS, PERCENT, Result, given, grouped
 from . import kernels, sharding
 
@@ -54,6 +55,13 @@ OVERHEAD_MEASURED = {"intercept_s": 6.44e-3, "slope_s_per_token": 4.37e-8, "rele
                                 "https://github.com/vllm-project/vllm-project.github.io/blob/main/_posts/2026-04-22-fp8-kvcache.md")}
 
 
+# the per-call constants as inputs a worked line can record
+_CALL = given(ELEMENTWISE_CALL_S, MICROSECONDS, "a call of an op no table measures (aiconfigurator-core)")
+_ROTARY_AND_WRITE = given(ROTARY_AND_WRITE_S, MICROSECONDS, "a prefill-attention call beyond the kernel's table "
+                                                            "(aiconfigurator-core's context-attention op)")
+_OVERHEAD_ITL = given(OVERHEAD_MEASURED["intercept_s"], MS, OVERHEAD_MEASURED["source"])
+
+
 @dataclass(frozen=True)
 class Group:
     """One kind of a step's kernels: what it reads and computes, its roofline at the datasheet's rates,
@@ -70,15 +78,11 @@ class Group:
 
     @cached_property
     def reading(self) -> Result:
-        value = self.bytes.value / self.bandwidth.value
-        return Result(value, MS, formula="bytes ÷ datasheet bandwidth",
-                      worked=f"{self.bytes.operand} ÷ {self.bandwidth} = {MS.show(value)}")
+        return (term(self.bytes) / term(self.bandwidth, str(self.bandwidth))).result(MS, "bytes ÷ datasheet bandwidth")
 
     @cached_property
     def computing(self) -> Result:
-        value = self.ops.value / self.compute.value
-        return Result(value, MS, formula="operations ÷ dense peak",
-                      worked=f"{self.ops.operand} ÷ {self.compute} = {MS.show(value)}")
+        return (term(self.ops) / term(self.compute, str(self.compute))).result(MS, "operations ÷ dense peak")
 
     @property
     def bound(self) -> str:
@@ -86,25 +90,27 @@ class Group:
 
     @cached_property
     def roofline(self) -> Result:
-        value = max(self.reading.value, self.computing.value)
-        return Result(value, MS, formula="the longer of reading and computing at the datasheet's rates",
-                      worked=f"max({self.reading.operand}, {self.computing.operand}) = {MS.show(value)}")
+        return maximum(term(self.reading), term(self.computing)).result(
+            MS, "the longer of reading and computing at the datasheet's rates")
 
     @cached_property
     def time(self) -> Result:
-        value = (self.fixed.value + self.roofline.value / self.efficiency.value) / self.scale
-        fixed = f"{self.fixed.operand} + " if self.fixed.value else ""
-        scaled = f" ÷ {self.scale:g}" if self.scale != 1 else ""
-        opening, closing = ("(", ")") if fixed and scaled else ("", "")
-        return Result(value, MS, formula="(fixed time + roofline ÷ measured share) ÷ calibration",
-                      worked=(f"{opening}{fixed}{self.roofline.operand} ÷ {self.efficiency.operand}{closing}{scaled} = "
-                              f"{MS.show(value)}"))
+        # (fixed + roofline ÷ share) ÷ scale, each part written only where it is not 0 or 1: adding a zero
+        # fixed time and dividing by a scale of 1 change no bit of the value
+        time: Expr = term(self.roofline) / term(self.efficiency)
+        if self.fixed.value:
+            time = term(self.fixed) + time
+        if self.scale != 1:
+            time = time / term(self.scale, f"{self.scale:g}")
+        return time.result(MS, "(fixed time + roofline ÷ measured share) ÷ calibration")
 
     @cached_property
     def intensity(self) -> Result:
-        value = self.ops.value / self.bytes.value if self.bytes.value else 0.0
-        return Result(value, FLOP_PER_BYTE, formula="operations ÷ bytes read",
-                      worked=f"{self.ops.operand} ÷ {self.bytes.operand} = {FLOP_PER_BYTE.show(value)}")
+        if not self.bytes.value:  # nothing read: the ratio is taken as 0
+            return Result(0.0, FLOP_PER_BYTE, formula="operations ÷ bytes read",
+                          worked=f"{self.ops.operand} ÷ {self.bytes.operand} = {FLOP_PER_BYTE.show(0.0)}",
+                          inputs=made_of(self.ops, self.bytes))
+        return (term(self.ops) / term(self.bytes)).result(FLOP_PER_BYTE, "operations ÷ bytes read")
 
 
 def no_time(name: str) -> Result:
@@ -156,11 +162,13 @@ def matrices(hardware: Hardware, model: Model, tokens: int, tensor: int = 1, pip
     """The block matrices for `tokens` tokens: the weights one GPU holds, read once."""
     weights, activations, ops = _matrix_load(hardware, model, tokens, tensor, pipeline)
     per_token = int(ops / 2 / tokens) if tokens else 0
+    # the weights' bytes are shown as one number: the line kept, the parameters it counts recorded
     return _group(hardware, "matrix multiplies", weights + activations, ops,
                   kernels.gemm_efficiency(hardware.card, hardware.weights, max(tokens, 1)), no_time("fixed time"),
                   bytes_worked=(f"{grouped(int(weights))} B of weights + {grouped(int(activations))} B of activations "
                                 f"= {GB_MOVED.show(weights + activations)}"),
-                  ops_worked=f"2 × {grouped(tokens)} × {grouped(per_token)} = {GFLOP.show(ops)}")
+                  ops_worked=f"2 × {grouped(tokens)} × {grouped(per_token)} = {GFLOP.show(ops)}",
+                  bytes_inputs=made_of(sharding.matrices_per_gpu(model, tensor, pipeline)))
 
 
 def _head_precision(hardware: Hardware) -> Precision:
@@ -173,10 +181,18 @@ def head(hardware: Hardware, model: Model, rows: int, tensor: int = 1) -> Group:
     weights = _head_bytes(hardware, model) / tensor
     ops = 2 * rows * head_parameters(model) / tensor
     efficiency = kernels.gemm_efficiency(hardware.card, _head_precision(hardware), max(rows, 1))
+    # the head's parameters are shown as one number: the lines kept, the config fields they count recorded
     return _group(hardware, "the LM head", weights, ops, efficiency, no_time("fixed time"),
                   compute=kernels.peak_compute(hardware.card, _head_precision(hardware)),
                   bytes_worked=f"{grouped(int(weights))} B = {GB_MOVED.show(weights)}",
-                  ops_worked=f"2 × {grouped(rows)} × {grouped(head_parameters(model) // tensor)} = {GFLOP.show(ops)}")
+                  ops_worked=f"2 × {grouped(rows)} × {grouped(head_parameters(model) // tensor)} = {GFLOP.show(ops)}",
+                  bytes_inputs=_head_fields(model), ops_inputs=_head_fields(model))
+
+
+@lru_cache(maxsize=64)
+def _head_fields(model: Model) -> tuple[Result, ...]:
+    """What the LM head's parameters count: vocabulary × hidden size, as the config names them."""
+    return made_of(field(model, "vocab_size"), field(model, "hidden_size"))
 
 
 def decode_attention(hardware: Hardware, model: Model, sequences: int, held: float, tensor: int = 1,
@@ -185,16 +201,20 @@ def decode_attention(hardware: Hardware, model: Model, sequences: int, held: flo
     already applied): a fixed time per layer, and each sequence's cache read once for its `queries`
     new positions (one when decoding; the drafts and the last token when verifying speculation)."""
     layers = sharding.stage_layers(model, pipeline)
-    per_token = sharding.cache_per_token(model, hardware.kv, tensor, pipeline).value
-    cache = held * per_token
+    per_token = sharding.cache_per_token(model, hardware.kv, tensor, pipeline)
+    cached = term(held, f"{grouped(int(held))} tokens") * term(per_token, f"{grouped(per_token.value)} B")
+    cache = cached.value
     ops = queries * held * attention_ops_per_position(model).value * layers / model.num_hidden_layers / tensor
     floor = kernels.decode_floor(hardware.card)
-    fixed = Result(layers * floor.value if sequences else 0.0, MS, formula="layers × the smallest call",
-                   worked=f"{layers} × {floor.operand} = {MS.show(layers * floor.value)}" if sequences else "no sequences")
+    fixed = ((term(_layers(model, layers), str(layers)) * term(floor)).result(MS, "layers × the smallest call")
+             if sequences else Result(0.0, MS, formula="layers × the smallest call", worked="no sequences"))
     return _group(hardware, "decode attention", cache, ops, _decode_attention_share(hardware, cache, ops), fixed,
-                  compute=hardware.attention_peak,
-                  bytes_worked=f"{grouped(int(held))} tokens × {grouped(per_token)} B = {GB_MOVED.show(cache)}",
-                  ops_worked=f"{GFLOP.show(ops)}")
+                  compute=hardware.attention_peak, bytes_made=cached, ops_worked=f"{GFLOP.show(ops)}")
+
+
+def _layers(model: Model, layers: int) -> Result | int:
+    """The layers a stage runs: the config's own field when the stage is the whole model."""
+    return field(model, "num_hidden_layers") if layers == model.num_hidden_layers else layers
 
 
 def _decode_attention_share(hardware: Hardware, cache: float, ops: float) -> Result:
@@ -221,10 +241,13 @@ def prefill_attention(hardware: Hardware, model: Model, chunks: tuple[tuple[int,
     floor = kernels.decode_floor(hardware.card).value
     ops = time_at_share = 0.0
     calls = 0
+    shares = []
     for chunk, done in chunks:
         positions = _positions(model, chunk, done)
         chunk_ops = per_position * positions
-        share = kernels.prefill_share(hardware.card, equivalent_prompt(chunk, done)).value
+        measured = kernels.prefill_share(hardware.card, equivalent_prompt(chunk, done))
+        shares.append(measured)
+        share = measured.value
         time_at_share += max(layers * floor, chunk_ops / (share * hardware.attention_peak.value))
         ops += chunk_ops
         calls += layers
@@ -232,12 +255,11 @@ def prefill_attention(hardware: Hardware, model: Model, chunks: tuple[tuple[int,
     written = sum(chunk for chunk, _ in chunks) * per_token
     roofline = max(written / hardware.bandwidth.value, ops / hardware.attention_peak.value)
     efficiency = roofline / time_at_share if time_at_share else 1.0
-    fixed = calls * ROTARY_AND_WRITE_S
     return _group(hardware, "prefill attention", written, ops,
                   Result(efficiency, PERCENT, formula="the measured share for each chunk's work",
-                         worked=f"{PERCENT.show(efficiency)} of the dense peak"),
-                  Result(fixed, MS, formula="layers × 13.2 µs per chunk",
-                         worked=f"{calls} × {MICROSECONDS.show(ROTARY_AND_WRITE_S)} = {MS.show(fixed)}"),
+                         worked=f"{PERCENT.show(efficiency)} of the dense peak", inputs=made_of(*shares)),
+                  (term(calls, str(calls)) * term(_ROTARY_AND_WRITE, MICROSECONDS.show(ROTARY_AND_WRITE_S))).result(
+                      MS, "layers × 13.2 µs per chunk"),
                   compute=hardware.attention_peak, bytes_worked=f"{GB_MOVED.show(written)} written",
                   ops_worked=f"{GFLOP.show(ops)}")
 
@@ -265,22 +287,25 @@ def elementwise(hardware: Hardware, model: Model, tokens: int, tensor: int = 1, 
     width = 2 * 4 * model.hidden_size + 3 * _mlp_width(model) // tensor
     gathered = model.hidden_size if with_embedding else 0
     moved, calls = _elementwise_load(model, tokens, tensor, pipeline, with_embedding)
-    fixed = calls * ELEMENTWISE_CALL_S
     name = "norms and activation with the embedding" if with_embedding else "norms and activation"
+    # tokens × (layers × width + embedding row) × 2 B, in _elementwise_load's order
+    per_token = term(_layers(model, layers), str(layers)) * term(width)
+    if gathered:
+        per_token = per_token + term(field(model, "hidden_size"), grouped(gathered))
+    # the line brackets the per-token width even when it is one product: the order it is computed in
+    made = term(tokens) * Expr(per_token.value, f"({per_token.text})", per_token.inputs) * term(BF16.bytes, "2 B")
     return _group(hardware, name, moved, 0, given(ELEMENTWISE_SHARE, PERCENT, "aiconfigurator-core's share for unmeasured ops"),
-                  Result(fixed, MS, formula="calls × 3 µs", worked=f"{calls} × 3 µs = {MS.show(fixed)}"),
-                  bytes_worked=(f"{grouped(tokens)} × ({layers} × {grouped(width)}"
-                                + (f" + {grouped(gathered)}" if gathered else "") + f") × 2 B = {GB_MOVED.show(moved)}"),
-                  ops_worked="0 GFLOP")
+                  (term(calls, str(calls)) * term(_CALL, "3 µs")).result(MS, "calls × 3 µs"),
+                  bytes_made=made, ops_worked="0 GFLOP")
 
 
 def embedding(hardware: Hardware, model: Model, tokens: int) -> Group:
     """The embedding's rows for `tokens` tokens gathered and written, at the unmeasured ops' rule."""
-    moved = 2 * tokens * model.hidden_size * BF16.bytes
-    return _group(hardware, "embedding", moved, 0, given(ELEMENTWISE_SHARE, PERCENT, "aiconfigurator-core's share for unmeasured ops"),
-                  Result(ELEMENTWISE_CALL_S, MS, formula="one call × 3 µs", worked="1 × 3 µs = 0.003 ms"),
-                  bytes_worked=f"2 × {grouped(tokens)} × {grouped(model.hidden_size)} × 2 B = {GB_MOVED.show(moved)}",
-                  ops_worked="0 GFLOP")
+    made = 2 * term(tokens) * term(field(model, "hidden_size"), grouped(model.hidden_size)) * term(BF16.bytes, "2 B")
+    return _group(hardware, "embedding", made.value, 0,
+                  given(ELEMENTWISE_SHARE, PERCENT, "aiconfigurator-core's share for unmeasured ops"),
+                  (term(1) * term(_CALL, "3 µs")).result(MS, "one call × 3 µs", shown="0.003 ms"),
+                  bytes_made=made, ops_worked="0 GFLOP")
 
 
 def _mlp_width(model: Model) -> int:
@@ -299,11 +324,18 @@ def _activation_width(model: Model, tensor: int) -> int:
 
 
 def _group(hardware: Hardware, name: str, moved: float, ops: float, efficiency: Result, fixed: Result,
-           compute: Result | None = None, bytes_worked: str = "", ops_worked: str = "") -> Group:
+           compute: Result | None = None, bytes_worked: str = "", ops_worked: str = "",
+           bytes_made: Expr | None = None, bytes_inputs: tuple[Result, ...] = (),
+           ops_inputs: tuple[Result, ...] = ()) -> Group:
+    """`bytes_made`, where given, is the arithmetic of `moved` (the same value), and writes its line;
+    otherwise `bytes_worked` is the line, resting on `bytes_inputs`."""
     peak = compute or hardware.peak
     reading, computing = moved / hardware.bandwidth.value, ops / peak.value
-    return Group(name, Result(moved, GB_MOVED, formula="bytes moved", worked=bytes_worked or GB_MOVED.show(moved)),
-                 Result(ops, GFLOP, formula="operations", worked=ops_worked or GFLOP.show(ops)),
+    moved_result = (bytes_made.result(GB_MOVED, "bytes moved") if bytes_made is not None else
+                    Result(moved, GB_MOVED, formula="bytes moved", worked=bytes_worked or GB_MOVED.show(moved),
+                           inputs=bytes_inputs))
+    return Group(name, moved_result,
+                 Result(ops, GFLOP, formula="operations", worked=ops_worked or GFLOP.show(ops), inputs=ops_inputs),
                  hardware.bandwidth, peak, efficiency, fixed, hardware.scale(reading, computing))
 
 
@@ -313,13 +345,11 @@ def overhead() -> Result:
     time for that step on the reference shapes (H100 SXM, Llama 3.1 8B, bf16)."""
     hardware = Hardware(H100_SXM, BF16, BF16)
     model = LLAMA_3_1_8B
-    kernel_time = sum(g.time.value for g in (matrices(hardware, model, 1), head(hardware, model, 1),
-                                             decode_attention(hardware, model, 1, 0),
-                                             elementwise(hardware, model, 1)))
-    measured = OVERHEAD_MEASURED["intercept_s"]
-    value = measured - kernel_time
-    return Result(value, MS, formula="measured ITL at no context − the kernels of that step",
-                  worked=f"{MS.precise(measured)} − {MS.precise(kernel_time)} = {MS.show(value)}")
+    kernel_time = total(term(g.time) for g in (matrices(hardware, model, 1), head(hardware, model, 1),
+                                               decode_attention(hardware, model, 1, 0),
+                                               elementwise(hardware, model, 1)))\
+        .result(MS, "the kernels of a one-token step with no context, on the reference shapes")
+    return (term(_OVERHEAD_ITL) - term(kernel_time)).result(MS, "measured ITL at no context − the kernels of that step")
 
 
 class Costs:

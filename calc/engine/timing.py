@@ -23,29 +23,46 @@ from .steptime import Group
 from ..specs.models import Model
 from ..model.roofline import DecodeRead, decode_read, weights_read
 from ..specs.stack import Efficiency, Stack
-from ..core.units import (COUNT, FLOP_PER_BYTE, GFLOP, MS, PERCENT, SECONDS, TFLOPS, TOKENS, TOKENS_PER_S, Result,
-    grouped)
+from ..core.arith import Expr, ceil_div, field, made_of, term, total
+from ..core.units import (COUNT, FLOP_PER_BYTE, FRACTION, GFLOP, MS, PERCENT, SECONDS, TFLOPS, TOKENS, TOKENS_PER_S,
+    Result, grouped)
 
 __all__ = ["peak_compute"]  # re-exported: the documents price compute with it
+
+
+def _difference_places(first: float, second: float, unit) -> int:
+    """Places enough that a small difference of large numbers can still be redone by hand."""
+    scaled = abs((first - second) / unit.scale)
+    places = unit.decimals
+    if scaled:
+        places = max(places, min(12, math.ceil(-math.log10(scaled * 1e-4))))
+    return places
 
 
 def difference(first: float, second: float, unit) -> str:
     """first − second = result, with the operands shown to enough places that a small difference of
     large numbers can still be redone by hand."""
     result = first - second
-    scaled = abs(result / unit.scale)
-    places = unit.decimals
-    if scaled:
-        places = max(places, min(12, math.ceil(-math.log10(scaled * 1e-4))))
+    places = _difference_places(first, second, unit)
     return f"{unit.show(first, places)} − {unit.show(second, places)} = {unit.show(result)}"
+
+
+def subtracted(first: Result, second: Result) -> Expr:
+    """first − second, as `difference` shows it, recording both."""
+    places = _difference_places(first.value, second.value, first.unit)
+    return term(first, first.unit.show(first.value, places)) - term(second, first.unit.show(second.value, places))
+
+
+def _calibration(efficiency: Efficiency, name: str) -> Result:
+    """The reader's calibration of a measured share, as the field of the stack it was read off."""
+    return field(efficiency, name, FRACTION, f"your {name} calibration")
 
 
 def ridge_point(card: Card, precision) -> Result:
     """Operations per byte at which the peak compute and the bandwidth take equal time."""
     peak = peak_compute(card, precision)
-    value = peak.value / card.bandwidth.value
-    return Result(value, FLOP_PER_BYTE, formula="dense peak ÷ memory bandwidth",
-                  worked=f"{peak} ÷ {card.bandwidth} = {FLOP_PER_BYTE.show(value)}")
+    return (term(peak, str(peak)) / term(card.bandwidth, str(card.bandwidth))).result(
+        FLOP_PER_BYTE, "dense peak ÷ memory bandwidth")
 
 
 @dataclass(frozen=True)
@@ -74,11 +91,10 @@ def timed(stack: Stack) -> Timed:
 @lru_cache(maxsize=512)
 def _compute_share(stack: Timed, tokens: int) -> Result:
     share = kernels.gemm_efficiency(stack.card, stack.weight_precision, tokens)
-    value = share.value * stack.efficiency.compute
     if stack.efficiency.compute == 1:
         return share
-    return Result(value, PERCENT, formula="measured share × your calibration",
-                  worked=f"{share.operand} × {stack.efficiency.compute:g} = {PERCENT.show(value)}")
+    calibration = _calibration(stack.efficiency, "compute")
+    return (term(share) * term(calibration, f"{calibration.value:g}")).result(PERCENT, "measured share × your calibration")
 
 
 def compute_share(stack: Stack) -> Result:
@@ -93,14 +109,13 @@ def bandwidth_share(stack: Stack) -> Result:
     share = kernels.gemm_efficiency(t.card, t.weight_precision, 1)
     if t.efficiency.bandwidth == 1:
         return share
-    value = share.value * t.efficiency.bandwidth
-    return Result(value, PERCENT, formula="measured share × your calibration",
-                  worked=f"{share.operand} × {t.efficiency.bandwidth:g} = {PERCENT.show(value)}")
+    calibration = _calibration(t.efficiency, "bandwidth")
+    return (term(share) * term(calibration, f"{calibration.value:g}")).result(PERCENT, "measured share × your calibration")
 
 
 def achieved(peak: Result, share: Result, what: str) -> Result:
-    value = peak.value * share.value
-    return Result(value, peak.unit, formula=f"{what} × peak", worked=f"{share.operand} × {peak} = {peak.unit.show(value)}")
+    # share × peak: the same product as peak × share, bit for bit (a float product commutes)
+    return (term(share) * term(peak, str(peak))).result(peak.unit, f"{what} × peak")
 
 
 def achieved_compute(stack: Stack) -> Result:
@@ -115,9 +130,7 @@ def achieved_bandwidth(stack: Stack) -> Result:
 def effective_ridge(stack: Stack) -> Result:
     """The ridge as the kernels see it: achieved compute ÷ achieved bandwidth."""
     compute, bandwidth = achieved_compute(stack), achieved_bandwidth(stack)
-    value = compute.value / bandwidth.value
-    return Result(value, FLOP_PER_BYTE, formula="compute share × peak ÷ (bandwidth share × bandwidth)",
-                  worked=f"{compute.operand} ÷ {bandwidth.operand} = {FLOP_PER_BYTE.show(value)}")
+    return (term(compute) / term(bandwidth)).result(FLOP_PER_BYTE, "compute share × peak ÷ (bandwidth share × bandwidth)")
 
 
 @dataclass(frozen=True)
@@ -129,16 +142,12 @@ class Step:
 
     @cached_property
     def kernels(self) -> Result:
-        value = sum(g.time.value for g in self.groups)
-        return Result(value, MS, formula="the kernels' times added",
-                      worked=" + ".join(f"{g.time.operand} {g.name}" for g in self.groups) + f" = {MS.show(value)}")
+        return total(term(g.time, f"{g.time.operand} {g.name}") for g in self.groups).result(MS, "the kernels' times added")
 
     @cached_property
     def time(self) -> Result:
-        value = self.kernels.value + self.overhead.value
-        return Result(value, MS, formula="kernels + the step's fixed cost",
-                      worked=(" + ".join(g.time.operand for g in self.groups) + f" + {self.overhead.operand} = "
-                              f"{MS.show(value)}"))
+        # (g₁ + g₂ + …) + fixed cost: the kernels' sum, then the overhead, as the value always was
+        return (total(term(g.time) for g in self.groups) + term(self.overhead)).result(MS, "kernels + the step's fixed cost")
 
     def group(self, name: str) -> Group:
         return next(g for g in self.groups if g.name.startswith(name))
@@ -175,16 +184,19 @@ def prefill_time(stack: Stack, prompt: int) -> Result:
     return prefill_step(stack, prompt).time
 
 
-def implied_mfu(ops: Result, seconds: float, peak: Result) -> Result:
+def _seconds(seconds: float | Result) -> Expr:
+    """A time given as a result (recorded) or as seconds, shown in ms to the digits that are exact."""
+    return term(seconds) if isinstance(seconds, Result) else term(seconds, MS.precise(seconds))
+
+
+def implied_mfu(ops: Result, seconds: float | Result, peak: Result) -> Result:
     """The MFU a time implies for a known amount of work."""
-    value = ops.value / (seconds * peak.value)
-    return Result(value, PERCENT, formula="operations ÷ (time × dense peak)",
-                  worked=f"{ops.operand} ÷ ({MS.precise(seconds)} × {peak}) = {PERCENT.show(value)}")
+    return (term(ops) / (_seconds(seconds) * term(peak, str(peak)))).result(PERCENT, "operations ÷ (time × dense peak)")
 
 
 def prefill_mfu(stack: Stack, prompt: int) -> Result:
     """The MFU the model's prefill reaches: the prompt's operations over its time at the dense peak."""
-    return implied_mfu(operations.prefill_ops(stack.model, prompt), prefill_time(stack, prompt).value,
+    return implied_mfu(operations.prefill_ops(stack.model, prompt), prefill_time(stack, prompt),
                        peak_compute(stack.card, stack.weight_precision))
 
 
@@ -193,22 +205,18 @@ def prefill_rate(stack: Stack) -> Result:
     divides mean operations by."""
     prompt = stack.traffic.prompt_p50
     ops = operations.prefill_ops(stack.model, prompt)
-    seconds = prefill_time(stack, prompt).value
-    value = ops.value / seconds
-    return Result(value, TFLOPS, formula="prefill operations of the typical prompt ÷ its prefill time",
-                  worked=f"{ops.operand} ÷ {MS.precise(seconds)} = {TFLOPS.show(value)}")
+    return (term(ops) / term(prefill_time(stack, prompt))).result(
+        TFLOPS, "prefill operations of the typical prompt ÷ its prefill time")
 
 
 def prefill_floor_tokens(stack: Stack) -> Result:
     """The prompt length below which prefill waits on reading the weights rather than on arithmetic:
     the weights' reading time at the achieved bandwidth × the achieved compute ÷ operations per token."""
     rate, bandwidth = achieved_compute(stack), achieved_bandwidth(stack)
-    reading = weights_read(stack.model, stack.weight_precision).value / bandwidth.value
-    per_token = 2 * operations.block_parameters(stack.model)
-    value = reading * rate.value / per_token
-    return Result(value, TOKENS, formula="weights' reading time × achieved compute ÷ (2 × block parameters)",
-                  worked=(f"{MS.precise(reading, 6)} × {rate.operand} ÷ (2 × {grouped(per_token // 2)}) = "
-                          f"{TOKENS.show(value)}"))
+    reading = (term(weights_read(stack.model, stack.weight_precision)) / term(bandwidth)).result(
+        MS, "weights read ÷ achieved bandwidth")
+    return (term(reading, MS.precise(reading.value, 6)) * term(rate) / (2 * term(operations.block_parameters(stack.model))))\
+        .result(TOKENS, "weights' reading time × achieved compute ÷ (2 × block parameters)")
 
 
 def prefill_intensity(stack: Stack, prompt: int) -> Result:
@@ -217,10 +225,9 @@ def prefill_intensity(stack: Stack, prompt: int) -> Result:
     ops = operations.prefill_ops(stack.model, prompt)
     written = decode_read(stack.model, stack.weight_precision, stack.kv_precision, 1, prompt).cache
     weights = weights_read(stack.model, stack.weight_precision)
-    value = ops.value / (weights.value + written.value)
-    return Result(value, FLOP_PER_BYTE, formula="prefill operations ÷ (weights read + cache written)",
-                  worked=(f"{grouped(ops.value)} FLOP ÷ ({grouped(weights.value)} B + {grouped(written.value)} B) = "
-                          f"{FLOP_PER_BYTE.show(value)}"))
+    return (term(ops, f"{grouped(ops.value)} FLOP") / (term(weights, f"{grouped(weights.value)} B")
+                                                     + term(written, f"{grouped(written.value)} B"))).result(
+        FLOP_PER_BYTE, "prefill operations ÷ (weights read + cache written)")
 
 
 @dataclass(frozen=True)
@@ -251,31 +258,24 @@ class DecodeStep:
 
     @cached_property
     def ops(self) -> Result:
-        value = self.matmuls.ops.value + self.head.ops.value + self.attention.ops.value
-        return Result(value, GFLOP, formula="matrix multiplies + LM head + attention",
-                      worked=(f"{self.matmuls.ops.operand} + {self.head.ops.operand} + {self.attention.ops.operand} = "
-                              f"{GFLOP.show(value)}"))
+        return (term(self.matmuls.ops) + term(self.head.ops) + term(self.attention.ops)).result(
+            GFLOP, "matrix multiplies + LM head + attention")
 
     @cached_property
     def memory_time(self) -> Result:
         """Every byte the step must read at the datasheet's bandwidth: the floor no kernel beats."""
-        value = self.read.total.value / self.bandwidth.value
-        return Result(value, MS, formula="bytes read ÷ datasheet bandwidth",
-                      worked=f"{self.read.total.operand} ÷ {self.bandwidth} = {MS.show(value)}")
+        return (term(self.read.total) / term(self.bandwidth, str(self.bandwidth))).result(MS, "bytes read ÷ datasheet bandwidth")
 
     @cached_property
     def kernels(self) -> Result:
         """The step's kernels without its fixed cost: what a draft pass inside an engine step takes."""
-        value = sum(g.time.value for g in self.groups)
-        return Result(value, MS, formula="matrix multiplies + LM head + attention + norms and activation",
-                      worked=" + ".join(g.time.operand for g in self.groups) + f" = {MS.show(value)}")
+        return total(term(g.time) for g in self.groups).result(
+            MS, "matrix multiplies + LM head + attention + norms and activation")
 
     @cached_property
     def time(self) -> Result:
-        value = sum(g.time.value for g in self.groups) + self.overhead.value
-        return Result(value, MS, formula="matrix multiplies + LM head + attention + norms and activation + fixed cost",
-                      worked=(" + ".join(g.time.operand for g in self.groups) + f" + {self.overhead.operand} = "
-                              f"{MS.show(value)}"))
+        return (total(term(g.time) for g in self.groups) + term(self.overhead)).result(
+            MS, "matrix multiplies + LM head + attention + norms and activation + fixed cost")
 
     @property
     def bound(self) -> str:
@@ -285,36 +285,26 @@ class DecodeStep:
 
     @cached_property
     def cache_share_of_time(self) -> Result:
-        value = self.attention.time.value / self.time.value
-        return Result(value, PERCENT, formula="attention's time ÷ the step's",
-                      worked=f"{self.attention.time.operand} ÷ {self.time.operand} = {PERCENT.show(value)}")
+        return (term(self.attention.time) / term(self.time)).result(PERCENT, "attention's time ÷ the step's")
 
     @cached_property
     def achieved_bandwidth_share(self) -> Result:
         """The share of bandwidth the whole step reaches: bytes it reads ÷ (its time × bandwidth)."""
-        value = self.read.total.value / (self.time.value * self.bandwidth.value)
-        return Result(value, PERCENT, formula="bytes read ÷ (step time × bandwidth)",
-                      worked=(f"{self.read.total.operand} ÷ ({MS.precise(self.time.value)} × {self.bandwidth}) = "
-                              f"{PERCENT.show(value)}"))
+        return (term(self.read.total) / (term(self.time) * term(self.bandwidth, str(self.bandwidth)))).result(
+            PERCENT, "bytes read ÷ (step time × bandwidth)")
 
     @cached_property
     def intensity(self) -> Result:
-        value = self.ops.value / self.read.total.value
-        return Result(value, FLOP_PER_BYTE, formula="step operations ÷ bytes read",
-                      worked=f"{self.ops.operand} ÷ {self.read.total.operand} = {FLOP_PER_BYTE.show(value)}")
+        return (term(self.ops) / term(self.read.total)).result(FLOP_PER_BYTE, "step operations ÷ bytes read")
 
     @cached_property
     def tokens_per_second(self) -> Result:
         """Tokens the whole batch produces per second: one per sequence per step."""
-        value = self.read.batch / self.time.value
-        return Result(value, TOKENS_PER_S, formula="batch ÷ step time",
-                      worked=f"{grouped(self.read.batch)} ÷ {MS.precise(self.time.value)} = {TOKENS_PER_S.show(value)}")
+        return (term(self.read.batch) / term(self.time)).result(TOKENS_PER_S, "batch ÷ step time")
 
     @cached_property
     def tokens_per_second_per_user(self) -> Result:
-        value = 1 / self.time.value
-        return Result(value, TOKENS_PER_S, formula="1 ÷ step time",
-                      worked=f"1 ÷ {MS.precise(self.time.value)} = {TOKENS_PER_S.show(value)}")
+        return (1 / term(self.time)).result(TOKENS_PER_S, "1 ÷ step time")
 
 
 def decode_step(stack: Stack, batch: int, tokens: int) -> DecodeStep:
@@ -343,22 +333,21 @@ def matmul_crossing(stack: Stack) -> Result:
     the rates the kernels achieve: achieved ridge × weight bytes read ÷ operations per token. It does
     not depend on length."""
     ridge = effective_ridge(stack)
-    weights = weights_read(stack.model, stack.weight_precision).value
-    per_token = operations.linear_ops_per_token(stack.model).value
-    value = ridge.value * weights / per_token
-    return Result(value, COUNT, formula="achieved ridge × weight bytes read ÷ operations per token",
-                  worked=(f"{FLOP_PER_BYTE.precise(ridge.value, 6)} × {grouped(weights)} B ÷ {grouped(per_token)} FLOP = "
-                          f"{grouped(value)}"))
+    weights = weights_read(stack.model, stack.weight_precision)
+    per_token = operations.linear_ops_per_token(stack.model)
+    crossing = (term(ridge, FLOP_PER_BYTE.precise(ridge.value, 6)) * term(weights, f"{grouped(weights.value)} B")
+                / term(per_token, f"{grouped(per_token.value)} FLOP"))
+    return crossing.result(COUNT, "achieved ridge × weight bytes read ÷ operations per token", shown=grouped(crossing.value))
 
 
 def attention_intensity(stack: Stack) -> Result:
     """Attention's operations per byte of cache it reads: set by the query heads sharing each KV
     head and by the bytes per cached element, never by the batch or the length."""
-    per_position = operations.attention_ops_per_position(stack.model).value
-    per_token = decode_read(stack.model, stack.weight_precision, stack.kv_precision, 1, 1).cache.value
-    value = per_position / per_token
-    return Result(value, FLOP_PER_BYTE, formula="attention operations per position ÷ cache bytes per token",
-                  worked=f"{grouped(per_position)} FLOP ÷ {grouped(per_token)} B = {FLOP_PER_BYTE.show(value, 1)}")
+    per_position = operations.attention_ops_per_position(stack.model)
+    per_token = decode_read(stack.model, stack.weight_precision, stack.kv_precision, 1, 1).cache
+    intensity = term(per_position, f"{grouped(per_position.value)} FLOP") / term(per_token, f"{grouped(per_token.value)} B")
+    return intensity.result(FLOP_PER_BYTE, "attention operations per position ÷ cache bytes per token",
+                            shown=FLOP_PER_BYTE.show(intensity.value, 1))
 
 
 @lru_cache(maxsize=512)
@@ -367,9 +356,8 @@ def decode_intensity_limit(stack: Stack, tokens: int) -> Result:
     operations and its own cache to read, so their ratio, not the batch, sets the ceiling."""
     one = decode_step(stack, 1, tokens)
     cache = one.read.cache
-    value = one.ops.value / cache.value
-    return Result(value, FLOP_PER_BYTE, formula="one sequence's operations ÷ its cache bytes",
-                  worked=f"{grouped(one.ops.value)} FLOP ÷ {grouped(cache.value)} B = {FLOP_PER_BYTE.show(value)}")
+    return (term(one.ops, f"{grouped(one.ops.value)} FLOP") / term(cache, f"{grouped(cache.value)} B")).result(
+        FLOP_PER_BYTE, "one sequence's operations ÷ its cache bytes")
 
 
 @dataclass(frozen=True)
@@ -402,16 +390,13 @@ def request_time(stack: Stack, prompt: int, output: int, batch: int) -> Result:
     """TTFT plus the remaining output tokens at the step time of the output's midpoint."""
     ttft = prefill_time(stack, prompt)
     step = decode_step(stack, batch, prompt + output // 2).time
-    value = ttft.value + (output - 1) * step.value
-    return Result(value, SECONDS, formula="TTFT + (output − 1) × ITL at the output's midpoint",
-                  worked=f"{MS.precise(ttft.value)} + {grouped(output - 1)} × {MS.precise(step.value)} = {SECONDS.show(value)}")
+    return (term(ttft) + term(output - 1) * term(step)).result(SECONDS, "TTFT + (output − 1) × ITL at the output's midpoint")
 
 
-def implied_bandwidth_fraction(read: DecodeRead, seconds: float, card: Card) -> Result:
+def implied_bandwidth_fraction(read: DecodeRead, seconds: float | Result, card: Card) -> Result:
     """The bandwidth fraction a step time implies for the bytes the step must read."""
-    value = read.total.value / (seconds * card.bandwidth.value)
-    return Result(value, PERCENT, formula="bytes read ÷ (time × bandwidth)",
-                  worked=f"{read.total.operand} ÷ ({MS.precise(seconds)} × {card.bandwidth}) = {PERCENT.show(value)}")
+    return (term(read.total) / (_seconds(seconds) * term(card.bandwidth, str(card.bandwidth)))).result(
+        PERCENT, "bytes read ÷ (time × bandwidth)")
 
 
 STEP_BATCHES = (1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 1024)
@@ -464,9 +449,7 @@ class ChunkedPrefill:
     @property
     def added(self) -> Result:
         """What the chunk adds to every running sequence's step."""
-        value = self.mixed_step.value - self.decode.time.value
-        return Result(value, MS, formula="mixed step − decode step",
-                      worked=difference(self.mixed_step.value, self.decode.time.value, MS))
+        return subtracted(self.mixed_step, self.decode.time).result(MS, "mixed step − decode step")
 
     @property
     def free_tokens(self) -> Result:
@@ -476,22 +459,19 @@ class ChunkedPrefill:
         if value <= 0:
             return Result(0, TOKENS, formula="none: the batch alone is past the matrix multiplies' crossing",
                           worked=(f"the batch ({grouped(batch)}) is already past the crossing ({self.crossing}): every "
-                                  f"prompt token lengthens the step"))
-        return Result(value, TOKENS, formula="the matrix multiplies' crossing − the batch",
-                      worked=f"{self.crossing.operand} − {grouped(batch)} = {TOKENS.show(value)}")
+                                  f"prompt token lengthens the step"), inputs=made_of(self.crossing))
+        return (term(self.crossing) - term(batch)).result(TOKENS, "the matrix multiplies' crossing − the batch")
 
     @property
     def steps(self) -> Result:
-        value = -(-self.prompt // self.chunk)
-        return Result(value, COUNT, formula="⌈prompt ÷ chunk⌉",
-                      worked=f"⌈{grouped(self.prompt)} ÷ {grouped(self.chunk)}⌉ = {grouped(value)}")
+        prompt, chunk = field(self, "prompt", TOKENS, "prompt length"), field(self, "chunk", TOKENS, "chunk size")
+        return ceil_div(term(prompt, grouped(self.prompt)), term(chunk, grouped(self.chunk))).result(COUNT, "⌈prompt ÷ chunk⌉")
 
     @property
     def ttft(self) -> Result:
         """The prompt's first token waits for every chunk's step."""
-        value = self.steps.value * self.mixed_step.value
-        return Result(value, MS, formula="chunks × mixed step",
-                      worked=f"{grouped(self.steps.value)} × {MS.precise(self.mixed_step.value)} = {MS.show(value)}")
+        steps = self.steps
+        return (term(steps, grouped(steps.value)) * term(self.mixed_step)).result(MS, "chunks × mixed step")
 
 
 def verify_step(stack: Stack, batch: int, gamma: int, tokens: int) -> Step:

@@ -1,7 +1,7 @@
 """What one decode step must read from memory, and how much of it is cache."""
 from __future__ import annotations
 
-from functools import lru_cache
+from functools import cached_property, lru_cache
 
 from dataclasses import dataclass
 
@@ -11,6 +11,7 @@ from ..specs.models import Model
 from ..specs.precision import BF16, Precision
 from .weights import weight_bytes
 from ..specs.cards import Card
+from ..core.arith import term
 from ..core.units import GB_MOVED, MS, PERCENT, RATIO, Result, grouped
 
 
@@ -23,65 +24,56 @@ class DecodeRead:
     weights: Result
     cache: Result
 
-    @property
+    @cached_property
     def total(self) -> Result:
-        value = self.weights.value + self.cache.value
-        return Result(value, GB_MOVED, formula="weights + cache",
-                      worked=f"{self.weights} + {self.cache} = {GB_MOVED.show(value)}")
+        return (term(self.weights, str(self.weights)) + term(self.cache, str(self.cache))).result(GB_MOVED, "weights + cache")
 
     @property
     def cache_share(self) -> Result:
-        value = self.cache.value / self.total.value
-        return Result(value, PERCENT, formula="cache ÷ (weights + cache)",
-                      worked=f"{self.cache.operand} ÷ ({self.weights.operand} + {self.cache.operand}) = {PERCENT.show(value)}")
+        cache = term(self.cache)
+        return (cache / (term(self.weights) + cache)).result(PERCENT, "cache ÷ (weights + cache)")
 
     @property
     def weight_share(self) -> Result:
-        value = self.weights.value / self.total.value
-        return Result(value, PERCENT, formula="weights ÷ (weights + cache)",
-                      worked=f"{self.weights.operand} ÷ {self.total.operand} = {PERCENT.show(value)}")
+        return (term(self.weights) / term(self.total)).result(PERCENT, "weights ÷ (weights + cache)")
 
 
 @lru_cache(maxsize=512)
 def weights_read(model: Model, precision: Precision) -> Result:
     """Weight bytes one forward step reads: every matrix it multiplies by. An untied embedding
     table is gathered, one row per token, not streamed; a tied one is read whole as the LM head."""
-    held = weight_bytes(model, precision).value
+    weights = weight_bytes(model, precision)
+    held = term(weights, f"{grouped(weights.value)} B")
     if model.tie_word_embeddings:
-        return Result(held, GB_MOVED, formula="weights held (the tied embedding is read whole as the LM head)",
-                      worked=f"{grouped(held)} B = {GB_MOVED.show(held)}")
+        return held.result(GB_MOVED, "weights held (the tied embedding is read whole as the LM head)")
     table = count_parameters(model).embedding * (BF16.bytes if precision.quantised else precision.bytes)
-    value = held - table
-    return Result(value, GB_MOVED, formula="weights held − the embedding table, which is gathered, not read",
-                  worked=f"{grouped(held)} B − {grouped(table)} B = {grouped(value)} B = {GB_MOVED.show(value)}")
+    value = weights.value - table
+    return (held - term(table, f"{grouped(table)} B")).result(
+        GB_MOVED, "weights held − the embedding table, which is gathered, not read",
+        shown=f"{grouped(value)} B = {GB_MOVED.show(value)}")
 
 
 @lru_cache(maxsize=512)
 def decode_read(model: Model, weights: Precision, kv: Precision, batch: int, tokens: int) -> DecodeRead:
     """One decode step at `batch` sequences of `tokens` tokens each."""
     per_token = bytes_per_token(model, kv)
-    cache = batch * tokens * per_token.value
     return DecodeRead(
         batch=batch,
         tokens=tokens,
         weights=weights_read(model, weights),
-        cache=Result(cache, GB_MOVED, formula="batch × tokens × per-token cache",
-                     worked=f"{grouped(batch)} × {grouped(tokens)} × {grouped(per_token.value)} B = {GB_MOVED.show(cache)}"),
+        cache=(term(batch) * term(tokens) * term(per_token, f"{grouped(per_token.value)} B")).result(
+            GB_MOVED, "batch × tokens × per-token cache"),
     )
 
 
 def step_floor(read: DecodeRead, card: Card) -> Result:
     """The shortest a decode step can take: its bytes at the card's full memory bandwidth."""
-    seconds = read.total.value / card.bandwidth.value
-    return Result(seconds, MS, formula="bytes read per step ÷ HBM bandwidth",
-                  worked=f"{read.total.operand} ÷ {card.bandwidth} = {MS.show(seconds)}")
+    return (term(read.total) / term(card.bandwidth, str(card.bandwidth))).result(MS, "bytes read per step ÷ HBM bandwidth")
 
 
 def read_growth(longer: DecodeRead, shorter: DecodeRead) -> Result:
     """How much more a step reads at one length than at another: the floor on ITL moves with it."""
-    value = longer.total.value / shorter.total.value
-    return Result(value, RATIO, formula="bytes read per step, longer ÷ shorter",
-                  worked=f"{longer.total.operand} ÷ {shorter.total.operand} = {RATIO.show(value)}")
+    return (term(longer.total) / term(shorter.total)).result(RATIO, "bytes read per step, longer ÷ shorter")
 
 
 CURVE_BATCHES = (1, 2, 4, 8, 16, 32, 64, 128, 256)
