@@ -42,11 +42,11 @@ class ParameterCount:
                 + term(self.unembedding, f"{grouped(self.unembedding)} output head")
                 if self.unembedding else term(self.embedding, f"{grouped(self.embedding)} embedding tied to the output head"))
         if self.dense_layers:
-            expr = (_config(self.model, "first_k_dense_replace") * term(self.per_dense_layer) + term(sparse) * term(self.per_layer)
+            expr = (config_term(self.model, "first_k_dense_replace") * term(self.per_dense_layer) + term(sparse) * term(self.per_layer)
                     + ends + term(self.final_norm))
             formula = "dense layers × per dense layer + expert layers × per-layer + embedding + output head + final norm"
         else:
-            expr = _config(self.model, "num_hidden_layers") * term(self.per_layer) + ends + term(self.final_norm)
+            expr = config_term(self.model, "num_hidden_layers") * term(self.per_layer) + ends + term(self.final_norm)
             formula = "layers × per-layer + embedding + output head + final norm"
         return expr.result(COUNT, formula, shown=grouped(expr.value))
 
@@ -60,11 +60,11 @@ class ParameterCount:
     @property
     def feed_forward_share(self) -> Result:
         total = self.total
-        return (_config(self.model, "num_hidden_layers") * term(self.feed_forward_per_layer)
+        return (config_term(self.model, "num_hidden_layers") * term(self.feed_forward_per_layer)
                 / term(total, grouped(total.value))).result(PERCENT, "layers × feed-forward ÷ total")
 
 
-def _config(model: Model, name: str) -> Expr:
+def config_term(model: Model, name: str) -> Expr:
     """A config.json field as an operand, grouped as the worked lines print it."""
     return term(field(model, name), grouped(getattr(model, name)))
 
@@ -206,7 +206,7 @@ def _rows(model: Model) -> list[tuple[str, str, str, bool, str, Expr | Result]]:
     experts, vocab = model.num_local_experts, model.vocab_size
     q_width = model.num_attention_heads * model.head_dim
     kv_width = model.num_key_value_heads * model.head_dim
-    config = {name: _config(model, name) for name in ("hidden_size", "intermediate_size", "num_hidden_layers",
+    config = {name: config_term(model, name) for name in ("hidden_size", "intermediate_size", "num_hidden_layers",
                                                         "num_local_experts", "vocab_size", "head_dim")}
     H, I = config["hidden_size"], config["intermediate_size"]
     copies = (config["num_hidden_layers"] * config["num_local_experts"] if experts > 1 else config["num_hidden_layers"])
@@ -307,16 +307,16 @@ def mixture(model: Model) -> Mixture:
     experts, chosen, layers = model.num_local_experts, model.num_experts_per_tok, model.num_hidden_layers
     one_expert = parts.group("feed-forward") // (layers * experts)
     skipped = experts - chosen
-    idle = _counted(_config(model, "num_hidden_layers") * term(skipped) * term(one_expert),
+    idle = _counted(config_term(model, "num_hidden_layers") * term(skipped) * term(one_expert),
                     "layers × unchosen experts × one expert")
-    active = _counted(term(parts.total, grouped(total)) - _config(model, "num_hidden_layers") * term(skipped)
+    active = _counted(term(parts.total, grouped(total)) - config_term(model, "num_hidden_layers") * term(skipped)
                       * term(one_expert), "all parameters − layers × unchosen experts × one expert")
     sibling = replace(model, num_local_experts=1, num_experts_per_tok=1)
     sibling_total = count_parameters(sibling).total
     dense = int(sibling_total.value)
     dense_sibling = Result(dense, COUNT, formula="the same config with one feed-forward per layer",
                            worked=sibling_total.worked, inputs=made_of(sibling_total))
-    naive = _counted(_config(model, "num_local_experts") * term(dense_sibling, grouped(dense)),
+    naive = _counted(config_term(model, "num_local_experts") * term(dense_sibling, grouped(dense)),
                      "experts × the dense sibling's parameters")
     return Mixture(
         total=parts.total,
@@ -342,7 +342,7 @@ class Tying:
 
 
 def tying(model: Model) -> Tying:
-    table = _counted(_config(model, "vocab_size") * _config(model, "hidden_size"), "vocabulary × hidden")
+    table = _counted(config_term(model, "vocab_size") * config_term(model, "hidden_size"), "vocabulary × hidden")
     whole = breakdown(model).total
     size = term(table, grouped(table.value))
     if model.tie_word_embeddings:
@@ -382,9 +382,9 @@ def rule_of_thumb(model: Model) -> RuleOfThumb:
     feed-forward four times as wide (8 hidden²); grouped KV heads and SwiGLU's three matrices move it."""
     parts = breakdown(model)
     layers = model.num_hidden_layers
-    hidden = _config(model, "hidden_size")
+    hidden = config_term(model, "hidden_size")
     factor = (term(4) + term(8)).result(COUNT, "the rule's constant: 4 for attention + 8 for the feed-forward")
-    estimate = (term(factor, str(RULE_FACTOR)) * _config(model, "num_hidden_layers") * hidden * hidden).result(
+    estimate = (term(factor, str(RULE_FACTOR)) * config_term(model, "num_hidden_layers") * hidden * hidden).result(
         COUNT, "12 × layers × hidden²")
     matrices = (parts.group("attention") + parts.group("feed-forward")) // layers
     return RuleOfThumb(
