@@ -36,19 +36,33 @@ class ParameterCount:
 
     @property
     def total(self) -> Result:
-        layers = self.model.num_hidden_layers
-        sparse = layers - self.dense_layers
-        ends = (term(self.embedding, f"{grouped(self.embedding)} embedding")
-                + term(self.unembedding, f"{grouped(self.unembedding)} output head")
-                if self.unembedding else term(self.embedding, f"{grouped(self.embedding)} embedding tied to the output head"))
+        model = self.model
+        sparse = model.num_hidden_layers - self.dense_layers
+        # each part as a result that remembers it was read off this count (params.embedding and so on)
+        def part(name: str, shown: str) -> Expr:
+            return term(field(self, name), shown)
+
+        ends = (part("embedding", f"{grouped(self.embedding)} embedding")
+                + part("unembedding", f"{grouped(self.unembedding)} output head")
+                if self.unembedding else part("embedding", f"{grouped(self.embedding)} embedding tied to the output head"))
+        final = part("final_norm", grouped(self.final_norm))
+        per_layer = term(self._layer(self.feed_forward_per_layer, "one layer"), grouped(self.per_layer))
         if self.dense_layers:
-            expr = (config_term(self.model, "first_k_dense_replace") * term(self.per_dense_layer) + term(sparse) * term(self.per_layer)
-                    + ends + term(self.final_norm))
+            dense = term(self._layer(self.dense_feed_forward, "one dense layer"), grouped(self.per_dense_layer))
+            expr = config_term(model, "first_k_dense_replace") * dense + term(sparse) * per_layer + ends + final
             formula = "dense layers × per dense layer + expert layers × per-layer + embedding + output head + final norm"
         else:
-            expr = config_term(self.model, "num_hidden_layers") * term(self.per_layer) + ends + term(self.final_norm)
+            expr = config_term(model, "num_hidden_layers") * per_layer + ends + final
             formula = "layers × per-layer + embedding + output head + final norm"
         return expr.result(COUNT, formula, shown=grouped(expr.value))
+
+    def _layer(self, feed_forward: int, which: str) -> Result:
+        """One layer's parameters, its three parts added, resting on the config fields they are counted from."""
+        expr = (term(self.attention_per_layer, f"{grouped(self.attention_per_layer)} attention")
+                + term(feed_forward, f"{grouped(feed_forward)} feed-forward")
+                + term(self.norms_per_layer, f"{grouped(self.norms_per_layer)} norms"))
+        return Result(expr.value, COUNT, formula=f"attention + feed-forward + norms, {which}", worked=f"{expr.text} = {grouped(expr.value)}",
+                      inputs=made_of(*(field(self.model, name) for name in _layer_fields(self.model))))
 
     @property
     def block_matrices(self) -> int:
@@ -62,6 +76,16 @@ class ParameterCount:
         total = self.total
         return (config_term(self.model, "num_hidden_layers") * term(self.feed_forward_per_layer)
                 / term(total, grouped(total.value))).result(PERCENT, "layers × feed-forward ÷ total")
+
+
+def _layer_fields(model: Model) -> tuple[str, ...]:
+    """The config fields one layer's parameter count is computed from."""
+    if model.is_latent:
+        names = ("hidden_size", "num_attention_heads", "q_lora_rank", "kv_lora_rank", "qk_nope_head_dim", "qk_rope_head_dim",
+                 "v_head_dim", "intermediate_size", "moe_intermediate_size", "n_shared_experts")
+    else:
+        names = ("hidden_size", "num_attention_heads", "num_key_value_heads", "head_dim", "intermediate_size")
+    return names + (("num_local_experts",) if model.is_mixture_of_experts else ())
 
 
 def config_term(model: Model, name: str) -> Expr:
