@@ -13,7 +13,8 @@ from ..engine import kvcache
 from ..specs.models import DEEPSEEK_V2, DEEPSEEK_V3, GEMMA_2_9B, LLAMA_3_1_8B, MISTRAL_7B, Model
 from ..specs.precision import Precision
 from ..specs.stack import Stack
-from ..core.units import (COUNT, FLOP_PER_BYTE, GIB_HELD, KIB_HELD, PERCENT, RATIO, TIMES, TOKENS, Result, Unit,
+from ..core.arith import Expr, field, made_of, term
+from ..core.units import (BYTES, COUNT, FLOP_PER_BYTE, GIB_HELD, KIB_HELD, PERCENT, RATIO, TIMES, TOKENS, Result, Unit,
     floor_count, given, grouped, plain)
 
 KV_HEADS = Unit("KV heads", 1, "KV heads", 2)
@@ -29,15 +30,18 @@ WINDOW_SOURCE = "Beltagy et al. 2020 (Longformer); Jiang et al. 2023 (Mistral 7B
 HYBRID_SOURCE = "Gemma Team 2024, Gemma 2: local (4,096-token window) and global attention in alternate layers"
 
 
+def _config(model: Model, name: str) -> Expr:
+    """A config.json field as an operand, grouped as the worked lines print it."""
+    return term(field(model, name), grouped(getattr(model, name)))
+
+
 def elements_per_layer(model: Model) -> Result:
     """Numbers one token leaves in one layer's cache."""
     if model.is_latent:
-        value = model.kv_lora_rank + model.qk_rope_head_dim
-        return Result(value, COUNT, formula="kv_lora_rank + qk_rope_head_dim",
-                      worked=f"{grouped(model.kv_lora_rank)} + {model.qk_rope_head_dim} = {grouped(value)}")
-    value = 2 * model.num_key_value_heads * model.head_dim
-    return Result(value, COUNT, formula="2 × kv_heads × head_dim",
-                  worked=f"2 × {model.num_key_value_heads} × {model.head_dim} = {grouped(value)}")
+        return (_config(model, "kv_lora_rank") + _config(model, "qk_rope_head_dim")).result(
+            COUNT, "kv_lora_rank + qk_rope_head_dim")
+    return (term(2) * _config(model, "num_key_value_heads") * _config(model, "head_dim")).result(
+        COUNT, "2 × kv_heads × head_dim")
 
 
 def multi_head_per_token(model: Model, kv: Precision) -> Result:
@@ -46,9 +50,16 @@ def multi_head_per_token(model: Model, kv: Precision) -> Result:
     layers, heads = model.num_hidden_layers, model.num_attention_heads
     if model.is_latent:
         value = layers * heads * (model.head_dim + model.v_head_dim) * kv.bytes
-        return Result(value, KIB_HELD, formula="layers × heads × (qk_nope + qk_rope + v_head_dim) × bytes",
-                      worked=(f"{layers} × {heads} × ({model.qk_nope_head_dim} + {model.qk_rope_head_dim} + "
-                              f"{model.v_head_dim}) × {plain(kv.bytes)} = {grouped(value)} B = {KIB_HELD.show(value)}"))
+        expr = (_config(model, "num_hidden_layers") * _config(model, "num_attention_heads")
+                * (_config(model, "qk_nope_head_dim") + _config(model, "qk_rope_head_dim") + _config(model, "v_head_dim"))
+                * term(kv.bytes, plain(kv.bytes)))
+        if expr.value != value:  # head_dim is not qk_nope + qk_rope: the line as it was, resting on the same fields
+            return Result(value, KIB_HELD, formula="layers × heads × (qk_nope + qk_rope + v_head_dim) × bytes",
+                          worked=(f"{layers} × {heads} × ({model.qk_nope_head_dim} + {model.qk_rope_head_dim} + "
+                                  f"{model.v_head_dim}) × {plain(kv.bytes)} = {grouped(value)} B = {KIB_HELD.show(value)}"),
+                          inputs=expr.inputs)
+        return expr.result(KIB_HELD, "layers × heads × (qk_nope + qk_rope + v_head_dim) × bytes",
+                           shown=f"{grouped(value)} B = {KIB_HELD.show(value)}")
     return kvcache.bytes_per_token(replace(model, num_key_value_heads=heads), kv)
 
 
@@ -57,20 +68,20 @@ def held(model: Model, kv: Precision, tokens: int, block: int) -> Result:
     window, full-attention layers keep every token."""
     per_token = kvcache.bytes_per_token(model, kv)
     if not model.is_hybrid:
-        kept = kvcache.tokens_in_blocks(min(tokens, model.sliding_window or tokens), block).value
-        value = per_token.value * kept
-        return Result(value, GIB_HELD, formula="per token × tokens kept, in whole blocks",
-                      worked=f"{per_token.operand} × {grouped(kept)} = {GIB_HELD.show(value)}")
+        kept = kvcache.tokens_in_blocks(min(tokens, model.sliding_window or tokens), block)
+        return (term(per_token) * term(kept, grouped(kept.value))).result(
+            GIB_HELD, "per token × tokens kept, in whole blocks")
     local = model.window_layers
     full = model.num_hidden_layers - local
-    all_tokens = kvcache.tokens_in_blocks(tokens, block).value
-    window = kvcache.tokens_in_blocks(min(tokens, model.sliding_window), block).value
-    per_layer = elements_per_layer(model).value * kv.bytes
-    value = per_layer * (full * all_tokens + local * window)
-    return Result(value, GIB_HELD,
-                  formula="bytes per token per layer × (full layers × tokens + windowed layers × window), in whole blocks",
-                  worked=(f"{grouped(per_layer)} B × ({full} × {grouped(all_tokens)} + {local} × {grouped(window)}) = "
-                          f"{GIB_HELD.show(value)}"))
+    all_tokens = kvcache.tokens_in_blocks(tokens, block)
+    window = kvcache.tokens_in_blocks(min(tokens, model.sliding_window), block)
+    per_layer = (term(elements_per_layer(model)) * term(kv.bytes, plain(kv.bytes))).result(
+        BYTES, "elements per layer × bytes per element")
+    expr = term(per_layer, f"{grouped(per_layer.value)} B") * (
+        term(full) * term(all_tokens, grouped(all_tokens.value))
+        + term(field(model, "window_layers"), str(local)) * term(window, grouped(window.value)))
+    return expr.result(
+        GIB_HELD, "bytes per token per layer × (full layers × tokens + windowed layers × window), in whole blocks")
 
 
 def users(budget: Result, per_user: Result) -> Result:
@@ -78,19 +89,19 @@ def users(budget: Result, per_user: Result) -> Result:
     both are whole blocks)."""
     if budget.value <= 0:
         return Result(0, COUNT, formula="⌊KV budget ÷ per user⌋",
-                      worked="no KV budget is left: the weights and what the engine's profile holds back fill the pool")
+                      worked="no KV budget is left: the weights and what the engine's profile holds back fill the pool",
+                      inputs=made_of(budget))
     count = floor_count(budget.value, per_user.value)
     # a pasted config can make one user's cache a few hundred bytes, too small for GiB to show exactly
     shown = (f"{budget.operand} ÷ {per_user.operand}" if per_user.value >= 2 ** 20 else
              f"{grouped(round(budget.value))} B ÷ {grouped(round(per_user.value))} B")
     return Result(count, COUNT, formula="⌊KV budget ÷ per user⌋",
-                  worked=f"{shown} = {grouped(budget.value / per_user.value, 2)} → {grouped(count)} users")
+                  worked=f"{shown} = {grouped(budget.value / per_user.value, 2)} → {grouped(count)} users",
+                  inputs=made_of(budget, per_user))
 
 
 def ratio(larger: Result, smaller: Result, what: str) -> Result:
-    value = larger.value / smaller.value
-    return Result(value, RATIO, formula=what,
-                  worked=f"{grouped(larger.value)} B ÷ {grouped(smaller.value)} B = {RATIO.show(value)}")
+    return (term(larger, f"{grouped(larger.value)} B") / term(smaller, f"{grouped(smaller.value)} B")).result(RATIO, what)
 
 
 @dataclass(frozen=True)
@@ -116,7 +127,6 @@ def setting(key: str, name: str, model: Model, stack: Stack, budget: Result, lon
     at_limit = held(model, stack.kv_precision, stack.context_limit, stack.block_size)
     at_long = held(model, stack.kv_precision, long, stack.block_size)
     charged = int(kvcache.tokens_in_blocks(stack.context_limit, stack.block_size).value)
-    multi_at_limit = multi_head.value * charged
     if budget.value <= 0:
         binds = "the weights and what the engine's profile holds back, which alone overflow the pool"
     elif budget.value < at_limit.value:
@@ -128,10 +138,9 @@ def setting(key: str, name: str, model: Model, stack: Stack, budget: Result, lon
         elements=elements_per_layer(model),
         per_token=per_token,
         multi_head=multi_head,
-        versus_multi_head=Result(multi_at_limit / at_limit.value, RATIO,
-                                 formula="multi-head cache per user ÷ this setting's, at the context limit in whole blocks",
-                                 worked=(f"{grouped(multi_head.value)} B × {grouped(charged)} ÷ "
-                                         f"{grouped(at_limit.value)} B = {RATIO.show(multi_at_limit / at_limit.value)}")),
+        versus_multi_head=(term(multi_head, f"{grouped(multi_head.value)} B") * term(charged)
+                           / term(at_limit, f"{grouped(at_limit.value)} B")).result(
+            RATIO, "multi-head cache per user ÷ this setting's, at the context limit in whole blocks"),
         per_user=at_limit,
         per_user_long=at_long,
         users=users(budget, at_limit),
@@ -169,41 +178,36 @@ def latent_ops_per_position(model: Model) -> Result:
     """Decode attention over the latent itself (the up-projections absorbed into the query and the
     output): per cached position and layer, 2 × heads × (latent + RoPE key) for the scores and
     2 × heads × latent for the weighted sum."""
-    heads, latent, rope = model.num_attention_heads, model.kv_lora_rank, model.qk_rope_head_dim
-    value = 2 * heads * (latent + rope) + 2 * heads * latent
-    return Result(value, COUNT, formula="2 × heads × (kv_lora_rank + qk_rope) + 2 × heads × kv_lora_rank",
-                  worked=f"2 × {heads} × ({latent} + {rope}) + 2 × {heads} × {latent} = {grouped(value)}")
+    heads, latent = _config(model, "num_attention_heads"), term(field(model, "kv_lora_rank"), str(model.kv_lora_rank))
+    rope = term(field(model, "qk_rope_head_dim"), str(model.qk_rope_head_dim))
+    return (term(2) * heads * (latent + rope) + term(2) * heads * latent).result(
+        COUNT, "2 × heads × (kv_lora_rank + qk_rope) + 2 × heads × kv_lora_rank")
 
 
 def multi_head_ops_per_position(model: Model) -> Result:
     """The same in multi-head form: scores over qk_nope + qk_rope, values of v_head_dim, per head."""
-    heads = model.num_attention_heads
-    value = 2 * heads * model.head_dim + 2 * heads * model.v_head_dim
-    return Result(value, COUNT, formula="2 × heads × (qk_nope + qk_rope) + 2 × heads × v_head_dim",
-                  worked=f"2 × {heads} × {model.head_dim} + 2 × {heads} × {model.v_head_dim} = {grouped(value)}")
+    heads = _config(model, "num_attention_heads")
+    return (term(2) * heads * _config(model, "head_dim") + term(2) * heads * _config(model, "v_head_dim")).result(
+        COUNT, "2 × heads × (qk_nope + qk_rope) + 2 × heads × v_head_dim")
 
 
 def intensity(ops: Result, elements: int, kv: Precision) -> Result:
     """Operations per byte of cache read, per position and layer."""
-    read = elements * kv.bytes
-    value = ops.value / read
-    return Result(value, FLOP_PER_BYTE, formula="operations per position ÷ bytes read per position",
-                  worked=f"{grouped(ops.value)} ÷ ({grouped(elements)} × {plain(kv.bytes)} B) = {FLOP_PER_BYTE.show(value)}")
+    return (term(ops, grouped(ops.value)) / (term(elements) * term(kv.bytes, f"{plain(kv.bytes)} B"))).result(
+        FLOP_PER_BYTE, "operations per position ÷ bytes read per position")
 
 
 def gqa_ops_per_position(model: Model) -> Result:
     """Attention's operations per cached position and layer under MHA, GQA or MQA alike: every
     query head still scores every key and sums every value, so the KV head count never enters."""
-    value = 4 * model.num_attention_heads * model.head_dim
-    return Result(value, COUNT, formula="4 × query heads × head_dim",
-                  worked=f"4 × {model.num_attention_heads} × {model.head_dim} = {grouped(value)}")
+    return (term(4) * _config(model, "num_attention_heads") * _config(model, "head_dim")).result(
+        COUNT, "4 × query heads × head_dim")
 
 
 def key_projection(model: Model, kv_heads: int) -> Result:
     """One layer's W_K: hidden × (KV heads × head_dim) parameters, fixed when the model is trained."""
-    value = model.hidden_size * kv_heads * model.head_dim
-    return Result(value, COUNT, formula="hidden × kv_heads × head_dim",
-                  worked=f"{grouped(model.hidden_size)} × {kv_heads} × {model.head_dim} = {grouped(value)}")
+    return (_config(model, "hidden_size") * term(kv_heads) * _config(model, "head_dim")).result(
+        COUNT, "hidden × kv_heads × head_dim")
 
 
 def real(model: Model, stack: Stack, long: int) -> dict[str, Result]:
@@ -214,7 +218,7 @@ def real(model: Model, stack: Stack, long: int) -> dict[str, Result]:
     limit = min(long, model.max_position_embeddings or long)
     at_long = held(model, kv, limit, stack.block_size)
     charged = int(kvcache.tokens_in_blocks(limit, stack.block_size).value)
-    unbounded = per_token.value * charged
+    unbounded = (term(per_token) * term(charged)).result(GIB_HELD, "per token × every token, as if no layer were windowed")
     from ..model.anatomy import count_parameters
     return {
         "params": count_parameters(model).total,
@@ -224,11 +228,8 @@ def real(model: Model, stack: Stack, long: int) -> dict[str, Result]:
         "versus_multi_head": ratio(multi, per_token, "multi-head equivalent ÷ cache per token"),
         "length": given(limit, TOKENS, "the length compared"),
         "per_user_long": at_long,
-        "unbounded": Result(unbounded, GIB_HELD, formula="per token × every token, as if no layer were windowed",
-                            worked=f"{per_token.operand} × {grouped(charged)} = {GIB_HELD.show(unbounded)}"),
-        "window_saving": Result(unbounded / at_long.value, RATIO, formula="without a window ÷ with it",
-                                worked=(f"{GIB_HELD.precise(unbounded)} ÷ {at_long.operand} = "
-                                        f"{RATIO.show(unbounded / at_long.value)}")),
+        "unbounded": unbounded,
+        "window_saving": (term(unbounded) / term(at_long)).result(RATIO, "without a window ÷ with it"),
     }
 
 
@@ -236,36 +237,43 @@ def naive_window_everywhere(model: Model, kv: Precision, tokens: int) -> Result:
     """The claim that a window caps every layer: per token × the window, for a hybrid model."""
     per_token = kvcache.bytes_per_token(model, kv)
     kept = min(tokens, model.sliding_window)
-    value = per_token.value * kept
-    return Result(value, GIB_HELD, formula="per token × window, as if every layer were windowed",
-                  worked=f"{per_token.operand} × {grouped(kept)} = {GIB_HELD.show(value)}")
+    return (term(per_token) * term(kept)).result(GIB_HELD, "per token × window, as if every layer were windowed")
 
 
 def naive_latent(model: Model, kv: Precision) -> Result:
     """The claim that MLA caches kv_lora_rank numbers per token, once."""
     value = model.kv_lora_rank * kv.bytes
-    return Result(value, KIB_HELD, formula="kv_lora_rank × bytes, once per token",
-                  worked=f"{grouped(model.kv_lora_rank)} × {plain(kv.bytes)} = {grouped(value)} B = {KIB_HELD.show(value)}")
+    return (_config(model, "kv_lora_rank") * term(kv.bytes, plain(kv.bytes))).result(
+        KIB_HELD, "kv_lora_rank × bytes, once per token", shown=f"{grouped(value)} B = {KIB_HELD.show(value)}")
 
 
 def multi_head_twin(base: Model, budget: Result, per_user: Result) -> dict[str, Result]:
     """A multi-head twin of the base model carries wider key and value projections: what those extra
     weights take from the budget, in bf16, and the users left."""
-    extra_params = base.num_hidden_layers * 2 * base.hidden_size * (base.num_attention_heads - base.num_key_value_heads) \
-        * base.head_dim
-    extra = extra_params * 2
+    expr = (_config(base, "num_hidden_layers") * term(2) * _config(base, "hidden_size")
+            * (_config(base, "num_attention_heads") - _config(base, "num_key_value_heads")) * _config(base, "head_dim")
+            * term(2, "2 B"))
+    extra = expr.value
+    weights = expr.result(GIB_HELD, "layers × 2 × hidden × (query heads − KV heads) × head_dim × 2 B",
+                          shown=f"{grouped(extra)} B = {GIB_HELD.show(extra)}")
     left = budget.value - extra
     users = floor_count(left, per_user.value)
     return {
-        "extra_weights": Result(extra, GIB_HELD, formula="layers × 2 × hidden × (query heads − KV heads) × head_dim × 2 B",
-                                worked=(f"{base.num_hidden_layers} × 2 × {grouped(base.hidden_size)} × "
-                                        f"({base.num_attention_heads} − {base.num_key_value_heads}) × {base.head_dim} × 2 B = "
-                                        f"{grouped(extra)} B = {GIB_HELD.show(extra)}")),
+        "extra_weights": weights,
         "users": Result(users, COUNT, formula="⌊(budget − extra weights) ÷ per-user cache⌋",
                         worked=(f"({GIB_HELD.precise(budget.value)} − {GIB_HELD.precise(extra)}) ÷ "
                                 f"{GIB_HELD.precise(per_user.value)} = {grouped(left / per_user.value, 2)} → {users}"
-                                if left > 0 else "the extra weights leave no KV budget at all")),
+                                if left > 0 else "the extra weights leave no KV budget at all"),
+                        inputs=made_of(budget, weights, per_user) if left > 0 else made_of(budget, weights)),
     }
+
+
+def _mla_as_gqa(model: Model) -> Result:
+    """The KV heads grouped-query attention would need for a latent model's cache."""
+    fields = [term(field(model, name), str(getattr(model, name))) for name in ("kv_lora_rank", "qk_rope_head_dim")]
+    expr = (fields[0] + fields[1]) / (term(2) * term(field(model, "qk_nope_head_dim"), str(model.qk_nope_head_dim)))
+    return expr.result(KV_HEADS, "(kv_lora_rank + qk_rope) ÷ (2 × head width): the KV heads GQA would need for the same cache",
+                       shown=plain(expr.value))
 
 
 def section(stack: Stack) -> dict[str, object]:
@@ -289,7 +297,8 @@ def section(stack: Stack) -> dict[str, object]:
     return {
         "base": base,
         "group": Result(base.query_heads_per_kv_head, TIMES, formula="num_attention_heads ÷ num_key_value_heads",
-                        worked=f"{base.num_attention_heads} ÷ {base.num_key_value_heads} = {base.query_heads_per_kv_head}×"),
+                        worked=f"{base.num_attention_heads} ÷ {base.num_key_value_heads} = {base.query_heads_per_kv_head}×",
+                        inputs=made_of(field(base, "num_attention_heads"), field(base, "num_key_value_heads"))),
         "settings": settings,
         "twin": multi_head_twin(base, base_budget, settings["mha"].per_user),
         "chosen": chosen,
@@ -297,11 +306,7 @@ def section(stack: Stack) -> dict[str, object]:
         "long": given(long, TOKENS, "Mistral 7B's max_position_embeddings"),
         "mla_rank": given(mla.kv_lora_rank, COUNT, "4 × head_dim, DeepSeek-V2's proportion"),
         "mla_rope": given(mla.qk_rope_head_dim, COUNT, "head_dim ÷ 2, DeepSeek-V2's proportion"),
-        "mla_as_gqa": Result(elements_per_layer(DEEPSEEK_V3).value / (2 * DEEPSEEK_V3.qk_nope_head_dim), KV_HEADS,
-                             formula="(kv_lora_rank + qk_rope) ÷ (2 × head width): the KV heads GQA would need for the same cache",
-                             worked=(f"({DEEPSEEK_V3.kv_lora_rank} + {DEEPSEEK_V3.qk_rope_head_dim}) ÷ "
-                                     f"(2 × {DEEPSEEK_V3.qk_nope_head_dim}) = "
-                                     f"{plain(elements_per_layer(DEEPSEEK_V3).value / (2 * DEEPSEEK_V3.qk_nope_head_dim))}")),
+        "mla_as_gqa": _mla_as_gqa(DEEPSEEK_V3),
         "uptraining": given(GQA_UPTRAINING, PERCENT, GQA_SOURCE),
         "deepseek_v2": real(DEEPSEEK_V2, stack, long),
         "deepseek_v3": real(DEEPSEEK_V3, stack, long),
@@ -314,10 +319,8 @@ def section(stack: Stack) -> dict[str, object]:
                               for key in ("mha", "gqa", "mqa")},
             "latent_ops": latent_ops,
             "multi_head_ops": multi_ops,
-            "latent_extra": Result(latent_ops.value / multi_ops.value, RATIO,
-                                   formula="latent-form operations ÷ multi-head-form operations, per position",
-                                   worked=(f"{grouped(latent_ops.value)} ÷ {grouped(multi_ops.value)} = "
-                                           f"{RATIO.show(latent_ops.value / multi_ops.value)}")),
+            "latent_extra": (term(latent_ops, grouped(latent_ops.value)) / term(multi_ops, grouped(multi_ops.value))).result(
+                RATIO, "latent-form operations ÷ multi-head-form operations, per position"),
             "latent_intensity": intensity(latent_ops, elements_per_layer(DEEPSEEK_V3).value, kv),
             "multi_head_intensity": intensity(multi_ops, DEEPSEEK_V3.num_attention_heads
                                               * (DEEPSEEK_V3.head_dim + DEEPSEEK_V3.v_head_dim), kv),
@@ -331,9 +334,7 @@ def section(stack: Stack) -> dict[str, object]:
             "latent_off": ratio(v3_per_token, naive_mla, "true cache per token ÷ the claim"),
             "window": naive_hybrid,
             "window_true": true_hybrid,
-            "window_off": Result(true_hybrid.value / naive_hybrid.value, RATIO, formula="true ÷ the claim",
-                                 worked=(f"{true_hybrid.operand} ÷ {naive_hybrid.operand} = "
-                                         f"{RATIO.show(true_hybrid.value / naive_hybrid.value)}")),
+            "window_off": (term(true_hybrid) / term(naive_hybrid)).result(RATIO, "true ÷ the claim"),
         },
     }
 

@@ -25,6 +25,7 @@ import math
 from dataclasses import dataclass, replace
 
 from ..specs.models import CATALOGUE, Model
+from ..core.arith import field, made_of, term
 from ..core.units import COUNT, PERCENT, RATIO, SECONDS, TOKENS, Result, Unit, given, grouped, plain
 
 SOURCES = {
@@ -335,7 +336,7 @@ def ntk_base(theta: float, head_dim: int, factor: float) -> Result:
 def _seconds(milliseconds: Result) -> Result:
     value = milliseconds.value
     return Result(value, SECONDS, formula=milliseconds.formula,
-                  worked=f"{milliseconds.worked} = {SECONDS.show(value)}")
+                  worked=f"{milliseconds.worked} = {SECONDS.show(value)}", inputs=made_of(milliseconds))
 
 
 def costs(stack, tokens: int) -> dict[str, Result]:
@@ -354,9 +355,12 @@ def costs(stack, tokens: int) -> dict[str, Result]:
 
 
 def growth(longer: Result, shorter: Result, what: str) -> Result:
-    value = longer.value / shorter.value
-    return Result(value, RATIO, formula=what,
-                  worked=f"{longer.operand} ÷ {shorter.operand} = {RATIO.show(value)}")
+    return (term(longer) / term(shorter)).result(RATIO, what)
+
+
+def _resting(result: Result, *inputs: Result) -> Result:
+    """A result whose worked line is written by hand (a power, a look-up), with what it rests on."""
+    return replace(result, inputs=made_of(*inputs))
 
 
 def section(stack) -> dict[str, object]:
@@ -385,48 +389,72 @@ def section(stack) -> dict[str, object]:
     longest = wavelength(theta, head_dim, last.index)
     first_blended = next((p for p in table if p.regime == "blended"), None)
     claimed = model.max_position_embeddings
+    theta_read = field(model, "rope_theta", COUNT, "rope_theta")
+    head_read = field(model, "head_dim", COUNT, "head_dim")
+    factor = given(rule.factor, FACTOR, "rope_scaling factor")
+    low = given(rule.low_freq_factor, FACTOR, "low_freq_factor")
+    high = given(rule.high_freq_factor, FACTOR, "high_freq_factor")
+    original_read = given(original, TOKENS, "original_max_position_embeddings")
+    # the rule's own original length: the editable one's unless the config names no rule
+    rule_original = term(original_read if rule.original == original else rule.original, grouped(rule.original))
+    high_wavelength = (rule_original / term(high, plain(rule.high_freq_factor))).result(
+        WAVELENGTH, "original ÷ high_freq_factor")
+    low_wavelength = (rule_original / term(low, plain(rule.low_freq_factor))).result(
+        WAVELENGTH, "original ÷ low_freq_factor")
+    count = Result(len(table), COUNT, formula="head_dim ÷ 2", worked=f"{head_dim} ÷ 2 = {len(table)}",
+                   inputs=made_of(head_read))
+    counts = regime_counts(theta, head_dim, rule, table)
+    if rule.rope_type == "llama3":
+        unchanged = _resting(counts["unchanged"], high_wavelength, theta_read, head_read)
+        divided = _resting(counts["divided"], low_wavelength, theta_read, head_read)
+        blended = (term(count) - term(unchanged, str(int(unchanged.value))) - term(divided, str(int(divided.value)))).result(
+            COUNT, counts["blended"].formula)
+        counts = {"unchanged": unchanged, "blended": blended, "divided": divided}
+    else:
+        counts = {name: _resting(c, head_read) for name, c in counts.items()}
+    longest = _resting(longest, theta_read, head_read)
+    llama2_theta = given(LLAMA_2_THETA, COUNT, "Llama 2's rope_theta")
+    llama2_longest = _resting(llama2_longest, llama2_theta, head_read)
+    longest_after = scaled_wavelength(theta, head_dim, rule, last)
+    longest_after = _resting(longest_after, *({"unchanged": (theta_read, head_read), "divided": (longest, factor)}.get(
+        last.regime, (longest, original_read, low, high, factor))))
+    claimed_read = given(claimed, TOKENS, "max_position_embeddings")
     out.update({
         "formula": FORMULA,
         "rule": rule.rope_type,
-        "theta": given(theta, COUNT, "rope_theta"),
-        "head_dim": given(head_dim, COUNT, "head_dim"),
-        "pairs": Result(len(table), COUNT, formula="head_dim ÷ 2", worked=f"{head_dim} ÷ 2 = {len(table)}"),
-        "factor": given(rule.factor, FACTOR, "rope_scaling factor"),
-        "low_freq_factor": given(rule.low_freq_factor, FACTOR, "low_freq_factor"),
-        "high_freq_factor": given(rule.high_freq_factor, FACTOR, "high_freq_factor"),
-        "original": given(original, TOKENS, "original_max_position_embeddings"),
-        "high_wavelength": Result(rule.high_wavelength, WAVELENGTH, formula="original ÷ high_freq_factor",
-                                  worked=f"{grouped(rule.original)} ÷ {plain(rule.high_freq_factor)} = "
-                                         f"{WAVELENGTH.show(rule.high_wavelength)}"),
-        "low_wavelength": Result(rule.low_wavelength, WAVELENGTH, formula="original ÷ low_freq_factor",
-                                 worked=f"{grouped(rule.original)} ÷ {plain(rule.low_freq_factor)} = "
-                                        f"{WAVELENGTH.show(rule.low_wavelength)}"),
-        "counts": regime_counts(theta, head_dim, rule, table),
-        "fastest": wavelength(theta, head_dim, 0),
+        "theta": theta_read,
+        "head_dim": head_read,
+        "pairs": count,
+        "factor": factor,
+        "low_freq_factor": low,
+        "high_freq_factor": high,
+        "original": original_read,
+        "high_wavelength": high_wavelength,
+        "low_wavelength": low_wavelength,
+        "counts": counts,
+        "fastest": _resting(wavelength(theta, head_dim, 0), theta_read, head_read),
         "fastest_degrees": Result(math.degrees(table[0].frequency), Unit("degrees", 1, "degrees", 1, significant=3),
                                   formula="θ₀ in degrees: 180 ÷ π ÷ rope_theta^0",
                                   worked=f"180 ÷ π ÷ {_power(theta, 0, head_dim)} = "
-                                         f"{math.degrees(table[0].frequency):.1f}"),
+                                         f"{math.degrees(table[0].frequency):.1f}",
+                                  inputs=made_of(theta_read, head_read)),
         "longest_before": longest,
-        "longest_after": scaled_wavelength(theta, head_dim, rule, last),
-        "stretch": Result(last.scaled_wavelength / last.wavelength, RATIO,
-                          formula="longest wavelength after ÷ before",
-                          worked=(f"{WAVELENGTH.precise(last.scaled_wavelength, 7)} ÷ "
-                                  f"{WAVELENGTH.precise(last.wavelength, 7)} = "
-                                  f"{RATIO.show(last.scaled_wavelength / last.wavelength)}")),
+        "longest_after": longest_after,
+        "stretch": (term(longest_after, WAVELENGTH.precise(last.scaled_wavelength, 7))
+                    / term(longest, WAVELENGTH.precise(last.wavelength, 7))).result(
+            RATIO, "longest wavelength after ÷ before"),
         "llama2_longest": llama2_longest,
         "versus_llama2": growth(longest, llama2_longest, "longest wavelength ÷ Llama 2's at base 10,000"),
-        "llama2_theta": given(LLAMA_2_THETA, COUNT, "Llama 2's rope_theta"),
-        "theta_versus_llama2": Result(theta / LLAMA_2_THETA, RATIO, formula="rope_theta ÷ 10,000",
-                                      worked=f"{plain(theta)} ÷ {grouped(LLAMA_2_THETA)} = "
-                                             f"{RATIO.show(theta / LLAMA_2_THETA)}"),
-        "claimed": given(claimed, TOKENS, "max_position_embeddings"),
-        "claimed_multiple": Result(claimed / original, RATIO, formula="max_position_embeddings ÷ original",
-                                   worked=f"{grouped(claimed)} ÷ {grouped(original)} = {RATIO.show(claimed / original)}"),
+        "llama2_theta": llama2_theta,
+        "theta_versus_llama2": (term(theta_read, plain(theta)) / term(llama2_theta, grouped(LLAMA_2_THETA))).result(
+            RATIO, "rope_theta ÷ 10,000"),
+        "claimed": claimed_read,
+        "claimed_multiple": (term(claimed_read, grouped(claimed)) / term(original_read, grouped(original))).result(
+            RATIO, "max_position_embeddings ÷ original"),
         "small_factor": given(editable_rule(CATALOGUE["llama-3.2-1b"]).factor, FACTOR,
                               "Llama 3.2 1B's rope_scaling factor, from its config.json"),
-        "factor_reach": Result(original * rule.factor, TOKENS, formula="original × factor",
-                               worked=f"{grouped(original)} × {plain(rule.factor)} = {TOKENS.show(original * rule.factor)}"),
+        "factor_reach": (term(original_read, grouped(original)) * term(factor, plain(rule.factor))).result(
+            TOKENS, "original × factor"),
         "at_reach": at_reach,
         "at_original": at_original,
         "cache_growth": growth(at_reach["cache"], at_original["cache"], "cache at the span ÷ at the original length"),
@@ -436,29 +464,33 @@ def section(stack) -> dict[str, object]:
         "chart_pairs": len(table),
     })
     if head_dim > 2:
-        out["ntk_base"] = ntk_base(theta, head_dim, rule.factor)
-        out["ntk_longest"] = wavelength(out["ntk_base"].value, head_dim, last.index)
+        out["ntk_base"] = _resting(ntk_base(theta, head_dim, rule.factor), theta_read, factor, head_read)
+        out["ntk_longest"] = _resting(wavelength(out["ntk_base"].value, head_dim, last.index), out["ntk_base"], head_read)
     if first_blended is not None:
+        before = _resting(wavelength(theta, head_dim, first_blended.index), theta_read, head_read)
         out["example_blend"] = {"pair": given(first_blended.index, COUNT, "the first blended pair"),
-                                "before": wavelength(theta, head_dim, first_blended.index),
-                                "after": blend(rule, first_blended)}
+                                "before": before,
+                                "after": _resting(blend(rule, first_blended), original_read, before, low, high, factor)}
     return out
 
 
 def training() -> dict[str, Result]:
     """How Llama 3 reached 128K: the long-context share of pre-training, and RULER's effective length."""
     share = LONG_CONTEXT_TOKENS / PRETRAINING_TOKENS
-    effective = RULER_EFFECTIVE / RULER_CLAIMED
+    long_tokens = given(LONG_CONTEXT_TOKENS / 1e9, COUNT, "long-context pre-training tokens, billions")
+    all_tokens = given(PRETRAINING_TOKENS / 1e12, Unit("T", 1, "", 1), "pre-training tokens, trillions")
+    effective = given(RULER_EFFECTIVE, TOKENS, "RULER's effective length for Llama 3.1 8B")
     return {
-        "long_tokens": given(LONG_CONTEXT_TOKENS / 1e9, COUNT, "long-context pre-training tokens, billions"),
-        "all_tokens": given(PRETRAINING_TOKENS / 1e12, Unit("T", 1, "", 1), "pre-training tokens, trillions"),
+        "long_tokens": long_tokens,
+        "all_tokens": all_tokens,
         "stages": LONG_CONTEXT_STAGES,
+        # in billions on both sides, while the value divides the counts themselves: a line written by hand
         "long_share": Result(share, PERCENT, formula="long-context tokens ÷ all pre-training tokens",
                              worked=f"{grouped(LONG_CONTEXT_TOKENS / 1e9)} ÷ {grouped(PRETRAINING_TOKENS / 1e9)} = "
-                                    f"{PERCENT.show(share, 1)}"),
-        "ruler_effective": given(RULER_EFFECTIVE, TOKENS, "RULER's effective length for Llama 3.1 8B"),
-        "ruler_share": Result(effective, PERCENT, formula="effective length ÷ claimed length",
-                              worked=f"{grouped(RULER_EFFECTIVE)} ÷ {grouped(RULER_CLAIMED)} = {PERCENT.show(effective)}"),
+                                    f"{PERCENT.show(share, 1)}", inputs=made_of(long_tokens, all_tokens)),
+        "ruler_effective": effective,
+        "ruler_share": (term(effective, grouped(RULER_EFFECTIVE)) / term(RULER_CLAIMED)).result(
+            PERCENT, "effective length ÷ claimed length"),
     }
 
 

@@ -10,6 +10,7 @@ from ..specs import token_counts
 from ..model.anatomy import count_parameters, rule_of_thumb
 from ..specs.models import CATALOGUE, Model
 from ..specs.precision import BF16, Precision
+from ..core.arith import field, made_of, term
 from ..core.units import (COUNT, GFLOP, GIB_HELD, KIB_HELD, PERCENT, RATIO_FINE, TOKENS, Result, Unit, given,
     grouped, plain)
 
@@ -68,17 +69,27 @@ class Sample:
 
     @property
     def characters_per_token(self) -> Result:
-        value = self.characters / self.tokens
-        return Result(value, PER_TOKEN, formula="characters ÷ tokens",
-                      worked=f"{grouped(self.characters)} characters ÷ {grouped(self.tokens)} tokens = {PER_TOKEN.show(value)}")
+        read = measured(self)
+        return (term(read["characters"], f"{grouped(self.characters)} characters")
+                / term(read["tokens"], f"{grouped(self.tokens)} tokens")).result(PER_TOKEN, "characters ÷ tokens")
 
     @property
     def tokens_per_word(self) -> Result | None:
         if not self.words:
             return None
-        value = self.tokens / self.words
-        return Result(value, PER_WORD, formula="tokens ÷ words",
-                      worked=f"{grouped(self.tokens)} tokens ÷ {grouped(self.words)} words = {PER_WORD.show(value)}")
+        read = measured(self)
+        return (term(read["tokens"], f"{grouped(self.tokens)} tokens")
+                / term(read["words"], f"{grouped(self.words)} words")).result(PER_WORD, "tokens ÷ words")
+
+
+@lru_cache(maxsize=64)
+def measured(sample: Sample) -> dict[str, Result | None]:
+    """The sample's measured counts as results, one object each, so what is divided by them links them."""
+    return {
+        "characters": given(sample.characters, COUNT, "characters in the sample"),
+        "words": given(sample.words, COUNT, "words in the sample") if sample.words else None,
+        "tokens": given(sample.tokens, TOKENS, "tokens the tokenizer made of it"),
+    }
 
 LABELS = {
     "english": "English prose",
@@ -95,9 +106,8 @@ def samples() -> dict[str, Sample]:
 
 def same_passage_cost(sample: Sample, english: Sample) -> Result:
     """How many times the English token count the same content costs in another language."""
-    value = sample.tokens / english.tokens
-    return Result(value, RATIO_FINE, formula="tokens of the passage ÷ tokens of the English passage",
-                  worked=f"{grouped(sample.tokens)} ÷ {grouped(english.tokens)} = {RATIO_FINE.show(value)}")
+    return (term(measured(sample)["tokens"], grouped(sample.tokens)) / term(measured(english)["tokens"], grouped(english.tokens))
+            ).result(RATIO_FINE, "tokens of the passage ÷ tokens of the English passage")
 
 
 def tokens_for_characters(characters: int, sample: Sample) -> Result:
@@ -106,22 +116,26 @@ def tokens_for_characters(characters: int, sample: Sample) -> Result:
     value = max(round(characters / rate), 1 if characters else 0)
     floor_note = ", and a prompt is at least one token" if value > characters / rate + 0.5 else ""
     return Result(value, TOKENS, formula="characters ÷ characters per token",
-                  worked=f"{grouped(characters)} ÷ {rate:.4f} ≈ {TOKENS.show(value)}{floor_note}")
+                  worked=f"{grouped(characters)} ÷ {rate:.4f} ≈ {TOKENS.show(value)}{floor_note}",
+                  inputs=made_of(sample.characters_per_token))
 
 
 def template_overhead() -> dict[str, Result]:
     """Tokens the chat template adds, measured: the whole of it around the English sample, and its
     parts: the system block (once a request), the cue (once), and the framing of each message."""
     wrapped, bare, system, cue = token_counts.CHAT_TEMPLATE
-    total = wrapped - bare
-    per_message = total - system - cue
+    templated = given(wrapped, TOKENS, "tokens of the English sample in the chat template, measured")
+    message = given(bare, TOKENS, "tokens of the English sample alone, measured")
+    one = (term(templated, grouped(wrapped)) - term(message, grouped(bare))).result(
+        TOKENS, "tokens of the templated message − tokens of the message")
+    system_read = given(system, TOKENS, "the system block with its date, once a request")
+    cue_read = given(cue, TOKENS, "the assistant header the model continues from, once a request")
     return {
-        "one_message": Result(total, TOKENS, formula="tokens of the templated message − tokens of the message",
-                              worked=f"{grouped(wrapped)} − {grouped(bare)} = {TOKENS.show(total)}"),
-        "system": given(system, TOKENS, "the system block with its date, once a request"),
-        "cue": given(cue, TOKENS, "the assistant header the model continues from, once a request"),
-        "per_message": Result(per_message, TOKENS, formula="all the template − system block − cue",
-                              worked=f"{grouped(total)} − {grouped(system)} − {grouped(cue)} = {TOKENS.show(per_message)}"),
+        "one_message": one,
+        "system": system_read,
+        "cue": cue_read,
+        "per_message": (term(one, grouped(one.value)) - term(system_read, grouped(system)) - term(cue_read, grouped(cue))
+                        ).result(TOKENS, "all the template − system block − cue"),
     }
 
 
@@ -142,38 +156,38 @@ class VocabularyCost:
 def vocabulary_cost(model: Model, precision: Precision = BF16) -> VocabularyCost:
     """The embedding table and the LM head are each vocab_size × hidden_size (one table if tied).
     Both stay in bf16 in quantised checkpoints, so `precision` only matters when it is wider."""
-    vocab, hidden = model.vocab_size, model.hidden_size
-    table = vocab * hidden
-    total = count_parameters(model).total.value
-    tables = 1 if model.tie_word_embeddings else 2
-    both = tables * table
+    vocab_read, hidden_read = field(model, "vocab_size", COUNT, "vocab_size"), field(model, "hidden_size")
+    vocab, hidden = term(vocab_read, grouped(model.vocab_size)), term(hidden_read, grouped(model.hidden_size))
+    total = count_parameters(model).total
     element = max(precision.bytes, BF16.bytes) if precision.quantised else precision.bytes
-    head_note = "tied to the embedding: the same table" if model.tie_word_embeddings else f"{grouped(vocab)} × {grouped(hidden)} = {grouped(table)}"
+    embedding = (vocab * hidden).result(COUNT, "vocab_size × hidden_size")
+    head = (Result(0, COUNT, formula="vocab_size × hidden_size, unless tied", worked="tied to the embedding: the same table",
+                   inputs=made_of(embedding)) if model.tie_word_embeddings else
+            (vocab * hidden).result(COUNT, "vocab_size × hidden_size, unless tied"))
+    both = (term(embedding) + term(head)).result(COUNT, "embedding + head")
+    tables = term(both, grouped(both.value))
+    share = tables / term(total, grouped(total.value))
+    held = tables * term(element, f"{plain(element)} B")
+    logits = vocab * term(LOGIT_BYTES, f"{LOGIT_BYTES} B")
     return VocabularyCost(
         model=model,
-        rows=given(vocab, COUNT, "vocab_size"),
-        embedding=Result(table, COUNT, formula="vocab_size × hidden_size",
-                         worked=f"{grouped(vocab)} × {grouped(hidden)} = {grouped(table)}"),
-        head=Result(0 if model.tie_word_embeddings else table, COUNT, formula="vocab_size × hidden_size, unless tied",
-                    worked=head_note),
-        share=Result(both / total, PERCENT, formula="(embedding + head) ÷ all parameters",
-                     worked=f"{grouped(both)} ÷ {grouped(total)} = {PERCENT.show(both / total, 2)}"),
-        held=Result(both * element, GIB_HELD, formula="(embedding + head) × bytes per parameter",
-                    worked=f"{grouped(both)} × {plain(element)} B = {grouped(both * element)} B = {GIB_HELD.show(both * element)}"),
-        logits_per_position=Result(vocab * LOGIT_BYTES, KIB_HELD, formula="vocab_size × 4 B (float32 logits)",
-                                   worked=f"{grouped(vocab)} × {LOGIT_BYTES} B = {grouped(vocab * LOGIT_BYTES)} B = "
-                                          f"{KIB_HELD.show(vocab * LOGIT_BYTES)}"),
-        head_ops=Result(2 * table, GFLOP, formula="2 × vocab_size × hidden_size, per sampled position",
-                        worked=f"2 × {grouped(vocab)} × {grouped(hidden)} = {GFLOP.show(2 * table)}"),
+        rows=vocab_read,
+        embedding=embedding,
+        head=head,
+        share=share.result(PERCENT, "(embedding + head) ÷ all parameters", shown=PERCENT.show(share.value, 2)),
+        held=held.result(GIB_HELD, "(embedding + head) × bytes per parameter",
+                         shown=f"{grouped(held.value)} B = {GIB_HELD.show(held.value)}"),
+        logits_per_position=logits.result(KIB_HELD, "vocab_size × 4 B (float32 logits)",
+                                          shown=f"{grouped(logits.value)} B = {KIB_HELD.show(logits.value)}"),
+        head_ops=(term(2) * vocab * hidden).result(GFLOP, "2 × vocab_size × hidden_size, per sampled position"),
     )
 
 
 def logits_for_positions(model: Model, positions: int) -> Result:
     """Float32 logits for every position of a sequence: what asking for the prompt's log-probs costs."""
-    value = positions * model.vocab_size * LOGIT_BYTES
-    return Result(value, GIB_HELD, formula="positions × vocab_size × 4 B",
-                  worked=f"{grouped(positions)} × {grouped(model.vocab_size)} × {LOGIT_BYTES} B = {grouped(value)} B = "
-                         f"{GIB_HELD.show(value)}")
+    expr = (term(positions) * term(field(model, "vocab_size"), grouped(model.vocab_size))
+            * term(LOGIT_BYTES, f"{LOGIT_BYTES} B"))
+    return expr.result(GIB_HELD, "positions × vocab_size × 4 B", shown=f"{grouped(expr.value)} B = {GIB_HELD.show(expr.value)}")
 
 
 @dataclass(frozen=True)
@@ -206,9 +220,7 @@ def stream_example() -> tuple[StreamStep, ...]:
 def sample_figures(sample: Sample, english: Sample) -> dict[str, Result | None]:
     return {
         "label": sample.label,
-        "characters": given(sample.characters, COUNT, "characters in the sample"),
-        "words": given(sample.words, COUNT, "words in the sample") if sample.words else None,
-        "tokens": given(sample.tokens, TOKENS, "tokens the tokenizer made of it"),
+        **measured(sample),
         "characters_per_token": sample.characters_per_token,
         "tokens_per_word": sample.tokens_per_word,
         "versus_english": same_passage_cost(sample, english),
@@ -225,13 +237,17 @@ def section(stack) -> dict[str, object]:
     prompt = tokens_for_characters(stack.text.characters, measured[stack.text.kind])
     count = int(prompt.value)
     vocab = stack.model.vocab_size
+    characters = given(stack.text.characters, COUNT, "characters in the prompt")
+    prompt = replace(prompt, inputs=made_of(characters, *prompt.inputs))
+    vocab_read = field(stack.model, "vocab_size", COUNT, "vocab_size")
+    llama2_vocab = given(LLAMA_2_VOCAB, COUNT, "Llama 2's vocab_size")
     return {
         "ordinary": given(ORDINARY_TOKENS, COUNT, "BPE tokens in tokenizer.model"),
         "reserved": given(RESERVED_SPECIAL, COUNT, "ids reserved for special tokens"),
-        "vocab": given(vocab, COUNT, "vocab_size"),
-        "llama2_vocab": given(LLAMA_2_VOCAB, COUNT, "Llama 2's vocab_size"),
-        "growth": Result(vocab / LLAMA_2_VOCAB, RATIO_FINE, formula="vocab_size ÷ Llama 2's",
-                         worked=f"{grouped(vocab)} ÷ {grouped(LLAMA_2_VOCAB)} = {RATIO_FINE.show(vocab / LLAMA_2_VOCAB)}"),
+        "vocab": vocab_read,
+        "llama2_vocab": llama2_vocab,
+        "growth": (term(vocab_read, grouped(vocab)) / term(llama2_vocab, grouped(LLAMA_2_VOCAB))).result(
+            RATIO_FINE, "vocab_size ÷ Llama 2's"),
         "samples": {key: sample_figures(sample, english) for key, sample in measured.items()},
         "paper": {
             "from_tiktoken": given(PAPER_FROM_TIKTOKEN, COUNT, "tokens taken from tiktoken (Llama 3 paper)"),
@@ -241,7 +257,7 @@ def section(stack) -> dict[str, object]:
         },
         "template": template_overhead(),
         "prompt": {
-            "characters": given(stack.text.characters, COUNT, "characters in the prompt"),
+            "characters": characters,
             "kind": LABELS[stack.text.kind],
             "tokenizer": ("Llama 3's tokenizer, this model's own" if vocab == ORDINARY_TOKENS + RESERVED_SPECIAL else
                           f"Llama 3's rate: {stack.model.name} has its own tokenizer ({grouped(vocab)} ids), "

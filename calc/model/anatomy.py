@@ -5,6 +5,7 @@ from functools import lru_cache
 from dataclasses import dataclass, replace
 
 from ..specs.models import Model
+from ..core.arith import Expr, field, made_of, term, total as summed
 from ..core.units import COUNT, FRACTION, GIB_HELD, PERCENT, SHARE, Result, grouped
 
 
@@ -35,23 +36,33 @@ class ParameterCount:
 
     @property
     def total(self) -> Result:
-        layers = self.model.num_hidden_layers
-        sparse = layers - self.dense_layers
-        value = (sparse * self.per_layer + self.dense_layers * self.per_dense_layer + self.embedding
-                 + self.unembedding + self.final_norm)
-        ends = (f"{grouped(self.embedding)} embedding + {grouped(self.unembedding)} output head"
-                if self.unembedding else f"{grouped(self.embedding)} embedding tied to the output head")
+        model = self.model
+        sparse = model.num_hidden_layers - self.dense_layers
+        # each part as a result that remembers it was read off this count (params.embedding and so on)
+        def part(name: str, shown: str) -> Expr:
+            return term(field(self, name), shown)
+
+        ends = (part("embedding", f"{grouped(self.embedding)} embedding")
+                + part("unembedding", f"{grouped(self.unembedding)} output head")
+                if self.unembedding else part("embedding", f"{grouped(self.embedding)} embedding tied to the output head"))
+        final = part("final_norm", grouped(self.final_norm))
+        per_layer = term(self._layer(self.feed_forward_per_layer, "one layer"), grouped(self.per_layer))
         if self.dense_layers:
-            return Result(
-                value, COUNT, formula="dense layers × per dense layer + expert layers × per-layer + embedding + output head + final norm",
-                worked=(f"{self.dense_layers} × {grouped(self.per_dense_layer)} + {sparse} × {grouped(self.per_layer)} + "
-                        f"{ends} + {grouped(self.final_norm)} = {grouped(value)}"))
-        return Result(
-            value,
-            COUNT,
-            formula="layers × per-layer + embedding + output head + final norm",
-            worked=f"{layers} × {grouped(self.per_layer)} + {ends} + {grouped(self.final_norm)} = {grouped(value)}",
-        )
+            dense = term(self._layer(self.dense_feed_forward, "one dense layer"), grouped(self.per_dense_layer))
+            expr = config_term(model, "first_k_dense_replace") * dense + term(sparse) * per_layer + ends + final
+            formula = "dense layers × per dense layer + expert layers × per-layer + embedding + output head + final norm"
+        else:
+            expr = config_term(model, "num_hidden_layers") * per_layer + ends + final
+            formula = "layers × per-layer + embedding + output head + final norm"
+        return expr.result(COUNT, formula, shown=grouped(expr.value))
+
+    def _layer(self, feed_forward: int, which: str) -> Result:
+        """One layer's parameters, its three parts added, resting on the config fields they are counted from."""
+        expr = (term(self.attention_per_layer, f"{grouped(self.attention_per_layer)} attention")
+                + term(feed_forward, f"{grouped(feed_forward)} feed-forward")
+                + term(self.norms_per_layer, f"{grouped(self.norms_per_layer)} norms"))
+        return Result(expr.value, COUNT, formula=f"attention + feed-forward + norms, {which}", worked=f"{expr.text} = {grouped(expr.value)}",
+                      inputs=made_of(*(field(self.model, name) for name in _layer_fields(self.model))))
 
     @property
     def block_matrices(self) -> int:
@@ -62,10 +73,24 @@ class ParameterCount:
 
     @property
     def feed_forward_share(self) -> Result:
-        value = self.model.num_hidden_layers * self.feed_forward_per_layer / self.total.value
-        return Result(value, PERCENT, formula="layers × feed-forward ÷ total",
-                      worked=(f"{self.model.num_hidden_layers} × {grouped(self.feed_forward_per_layer)} ÷ "
-                              f"{grouped(self.total.value)} = {PERCENT.show(value)}"))
+        total = self.total
+        return (config_term(self.model, "num_hidden_layers") * term(self.feed_forward_per_layer)
+                / term(total, grouped(total.value))).result(PERCENT, "layers × feed-forward ÷ total")
+
+
+def _layer_fields(model: Model) -> tuple[str, ...]:
+    """The config fields one layer's parameter count is computed from."""
+    if model.is_latent:
+        names = ("hidden_size", "num_attention_heads", "q_lora_rank", "kv_lora_rank", "qk_nope_head_dim", "qk_rope_head_dim",
+                 "v_head_dim", "intermediate_size", "moe_intermediate_size", "n_shared_experts")
+    else:
+        names = ("hidden_size", "num_attention_heads", "num_key_value_heads", "head_dim", "intermediate_size")
+    return names + (("num_local_experts",) if model.is_mixture_of_experts else ())
+
+
+def config_term(model: Model, name: str) -> Expr:
+    """A config.json field as an operand, grouped as the worked lines print it."""
+    return term(field(model, name), grouped(getattr(model, name)))
 
 
 def latent_attention_parameters(model: Model) -> int:
@@ -178,76 +203,79 @@ class Breakdown:
         """Several components as one row: their sum, its share of all and, if every part sits in
         the layers, of the layers alone."""
         parts = [self[k] for k in keys]
-        count = sum(int(p.count.value) for p in parts)
-        total, layers = int(self.total.value), int(self.layers.value)
+        count = summed(term(p.count, grouped(int(p.count.value))) for p in parts).result(
+            COUNT, f"{name}: " + " + ".join(keys))
         inside = all(p.of_layers is not None for p in parts)
-        return Component(key, name, key, "", Result(count, COUNT, formula=f"{name}: " + " + ".join(keys),
-                                                    worked=" + ".join(grouped(int(p.count.value)) for p in parts)
-                                                    + f" = {grouped(count)}"),
-                         _share(count, total, "all parameters"),
-                         _share(count, layers, "the layers' parameters") if inside else None)
+        return Component(key, name, key, "", count, _share(count, self.total, "all parameters"),
+                         _share(count, self.layers, "the layers' parameters") if inside else None)
 
 
-def _share(part: int, whole: int, of: str) -> Result:
-    value = part / whole if whole else 0.0
-    return Result(value, SHARE, formula=f"component ÷ {of}",
-                  worked=f"{grouped(part)} ÷ {grouped(whole)} = {SHARE.show(value)}")
+def _share(part: Result, whole: Result, of: str) -> Result:
+    p, w = int(part.value), int(whole.value)
+    if not w:
+        return Result(0.0, SHARE, formula=f"component ÷ {of}", worked=f"{grouped(p)} ÷ {grouped(w)} = {SHARE.show(0.0)}",
+                      inputs=made_of(part, whole))
+    return (term(part, grouped(p)) / term(whole, grouped(w))).result(SHARE, f"component ÷ {of}")
 
 
-def _counted(value: int, formula: str, expression: str) -> Result:
+def _counted(expr: Expr, formula: str) -> Result:
     """A whole count with its arithmetic: `expression = value`."""
-    return Result(value, COUNT, formula=formula, worked=f"{expression} = {grouped(value)}")
+    return expr.result(COUNT, formula, shown=grouped(expr.value))
 
 
-def _rows(model: Model) -> list[tuple[str, str, str, bool, str, int, str]]:
-    """(key, name, group, in layers, shape of one copy, count, arithmetic) for every component."""
-    hidden, inter, layers = model.hidden_size, model.intermediate_size, model.num_hidden_layers
+def _rows(model: Model) -> list[tuple[str, str, str, bool, str, Expr | Result]]:
+    """(key, name, group, in layers, shape of one copy, count with its arithmetic) for every component:
+    the count an expression of config.json fields, or a result whose worked line is words."""
+    hidden, inter = model.hidden_size, model.intermediate_size
     experts, vocab = model.num_local_experts, model.vocab_size
     q_width = model.num_attention_heads * model.head_dim
     kv_width = model.num_key_value_heads * model.head_dim
-    copies = f"{layers} × {experts} × " if experts > 1 else f"{layers} × "
-    each = layers * experts
+    config = {name: config_term(model, name) for name in ("hidden_size", "intermediate_size", "num_hidden_layers",
+                                                        "num_local_experts", "vocab_size", "head_dim")}
+    H, I = config["hidden_size"], config["intermediate_size"]
+    copies = (config["num_hidden_layers"] * config["num_local_experts"] if experts > 1 else config["num_hidden_layers"])
 
-    def matrix(rows: int, cols: int, bias: int, times: str, n: int) -> tuple[str, int, str]:
-        one = rows * cols + bias
-        sum_text = f"({grouped(rows)} × {grouped(cols)} + {grouped(bias)})" if bias else f"{grouped(rows)} × {grouped(cols)}"
-        return f"{grouped(rows)} × {grouped(cols)}", n * one, f"{times}{sum_text} = {grouped(n * one)}"
+    def matrix(rows: Expr, cols: Expr, bias: int, times: Expr) -> tuple[str, Expr]:
+        one = rows * cols
+        return f"{grouped(rows.value)} × {grouped(cols.value)}", times * (one + term(bias) if bias else one)
 
     qkv_bias = model.qkv_bias
     mlp_bias = model.mlp_bias
-    rows = [("embedding", "embedding table (a gather)", "embedding", False,
-             f"{grouped(vocab)} × {grouped(hidden)}", vocab * hidden,
-             f"{grouped(vocab)} × {grouped(hidden)} = {grouped(vocab * hidden)}")]
+    rows: list[tuple[str, str, str, bool, str, Expr | Result]] = [
+        ("embedding", "embedding table (a gather)", "embedding", False,
+         f"{grouped(vocab)} × {grouped(hidden)}", config["vocab_size"] * config["hidden_size"])]
     for key, name, cols, bias in (("q", "query projection", q_width, q_width if qkv_bias else 0),
                                   ("k", "key projection", kv_width, kv_width if qkv_bias else 0),
                                   ("v", "value projection", kv_width, kv_width if qkv_bias else 0)):
-        rows.append((key, name, "attention", True, *matrix(hidden, cols, bias, f"{layers} × ", layers)))
+        rows.append((key, name, "attention", True, *matrix(H, term(cols), bias, config["num_hidden_layers"])))
     rows.append(("o", "output projection", "attention", True,
-                 *matrix(q_width, hidden, hidden if model.output_bias else 0, f"{layers} × ", layers)))
-    for key, name, shape, bias in (("gate", "gate projection", (hidden, inter), inter if mlp_bias else 0),
-                                   ("up", "up projection", (hidden, inter), inter if mlp_bias else 0),
-                                   ("down", "down projection", (inter, hidden), hidden if mlp_bias else 0)):
-        rows.append((key, name, "feed-forward", True, *matrix(*shape, bias, copies, each)))
+                 *matrix(term(q_width), H, hidden if model.output_bias else 0, config["num_hidden_layers"])))
+    for key, name, shape, bias in (("gate", "gate projection", (H, I), inter if mlp_bias else 0),
+                                   ("up", "up projection", (H, I), inter if mlp_bias else 0),
+                                   ("down", "down projection", (I, H), hidden if mlp_bias else 0)):
+        rows.append((key, name, "feed-forward", True, *matrix(*shape, bias, copies)))
     if model.is_mixture_of_experts:
-        rows.append(("router", "expert router", "router", True,
-                     *matrix(hidden, experts, 0, f"{layers} × ", layers)))
+        router = config["num_hidden_layers"] * (config["hidden_size"] * config["num_local_experts"])
+        rows.append(("router", "expert router", "router", True, f"{grouped(hidden)} × {grouped(experts)}", router))
     else:
-        rows.append(("router", "expert router (none: one feed-forward per layer)", "router", True, "none", 0,
-                     "a dense model routes nothing"))
+        rows.append(("router", "expert router (none: one feed-forward per layer)", "router", True, "none",
+                     Result(0, COUNT, worked="a dense model routes nothing")))
     per_layer = 4 if model.sandwich_norms else 2
-    norm = per_layer * hidden + (2 * model.head_dim if model.qk_norm else 0)
-    norm_text = (f"{layers} × ({per_layer} × {grouped(hidden)} + 2 × {model.head_dim})" if model.qk_norm
-                 else f"{layers} × {per_layer} × {grouped(hidden)}")
+    one_norm = term(per_layer) * config["hidden_size"]
+    norm = config["num_hidden_layers"] * (one_norm + term(2) * config["head_dim"] if model.qk_norm else one_norm)
     count_words = "four per layer (before and after each block)" if model.sandwich_norms else "two per layer"
     rows.append(("norms", f"RMSNorm weights, {count_words}" + (" and q, k norms" if model.qk_norm else ""), "norms",
-                 True, f"{grouped(hidden)}", layers * norm, f"{norm_text} = {grouped(layers * norm)}"))
-    rows.append(("final_norm", "final RMSNorm", "norms", False, f"{grouped(hidden)}", hidden, grouped(hidden)))
+                 True, f"{grouped(hidden)}", norm))
+    hidden_field = field(model, "hidden_size")
+    rows.append(("final_norm", "final RMSNorm", "norms", False, f"{grouped(hidden)}",
+                 Result(hidden, COUNT, worked=grouped(hidden), inputs=made_of(hidden_field))))
     if model.tie_word_embeddings:
         rows.append(("head", "LM head (tied: the embedding table, reused)", "LM head", False,
-                     f"{grouped(hidden)} × {grouped(vocab)}", 0, "tied to the embedding table, no weights of its own"))
+                     f"{grouped(hidden)} × {grouped(vocab)}",
+                     Result(0, COUNT, worked="tied to the embedding table, no weights of its own")))
     else:
-        rows.append(("head", "LM head", "LM head", False, f"{grouped(hidden)} × {grouped(vocab)}", vocab * hidden,
-                     f"{grouped(hidden)} × {grouped(vocab)} = {grouped(vocab * hidden)}"))
+        rows.append(("head", "LM head", "LM head", False, f"{grouped(hidden)} × {grouped(vocab)}",
+                     config["hidden_size"] * config["vocab_size"]))
     return rows
 
 
@@ -256,23 +284,20 @@ def breakdown(model: Model) -> Breakdown:
     """The parameter count of `count_parameters`, row by row, each row's share of the whole and,
     for the rows inside the layers, of the layers alone."""
     rows = _rows(model)
-    total = sum(row[5] for row in rows)
-    layers = sum(row[5] for row in rows if row[3])
+    counts = [made.result(COUNT, f"{name}, every copy", shown=grouped(made.value)) if isinstance(made, Expr)
+              else Result(made.value, COUNT, formula=f"{name}, every copy", worked=made.worked, inputs=made.inputs)
+              for _, name, _, _, _, made in rows]
+    inner = [c for c, row in zip(counts, rows) if row[3]]
+    layers = summed(term(c, grouped(int(c.value))) for c in inner if c.value).result(
+        COUNT, "every parameter inside the transformer layers")
+    outer = [c for c, row in zip(counts, rows) if not row[3]]
+    total = summed([term(layers, grouped(layers.value))] + [term(c, grouped(int(c.value))) for c in outer]).result(
+        COUNT, "the layers + embedding + final norm + LM head")
     components = tuple(
-        Component(key, name, group, shape, Result(count, COUNT, formula=f"{name}, every copy", worked=worked),
-                  _share(count, total, "all parameters"), _share(count, layers, "the layers' parameters") if inside else None)
-        for key, name, group, inside, shape, count, worked in rows)
-    outside = [c for c in components if c.of_layers is None]
-    return Breakdown(
-        model=model,
-        components=components,
-        total=Result(total, COUNT, formula="the layers + embedding + final norm + LM head",
-                     worked=f"{grouped(layers)} + " + " + ".join(grouped(int(c.count.value)) for c in outside)
-                            + f" = {grouped(total)}"),
-        layers=Result(layers, COUNT, formula="every parameter inside the transformer layers",
-                      worked=" + ".join(grouped(int(c.count.value)) for c in components if c.of_layers is not None and c.count.value)
-                             + f" = {grouped(layers)}"),
-    )
+        Component(key, name, group, shape, count, _share(count, total, "all parameters"),
+                  _share(count, layers, "the layers' parameters") if inside else None)
+        for (key, name, group, inside, shape, _), count in zip(rows, counts))
+    return Breakdown(model=model, components=components, total=total, layers=layers)
 
 
 def itemised(model: Model) -> str:
@@ -306,21 +331,26 @@ def mixture(model: Model) -> Mixture:
     experts, chosen, layers = model.num_local_experts, model.num_experts_per_tok, model.num_hidden_layers
     one_expert = parts.group("feed-forward") // (layers * experts)
     skipped = experts - chosen
-    idle = layers * skipped * one_expert
-    active = total - idle
+    idle = _counted(config_term(model, "num_hidden_layers") * term(skipped) * term(one_expert),
+                    "layers × unchosen experts × one expert")
+    active = _counted(term(parts.total, grouped(total)) - config_term(model, "num_hidden_layers") * term(skipped)
+                      * term(one_expert), "all parameters − layers × unchosen experts × one expert")
     sibling = replace(model, num_local_experts=1, num_experts_per_tok=1)
-    dense = int(count_parameters(sibling).total.value)
-    naive = experts * dense
+    sibling_total = count_parameters(sibling).total
+    dense = int(sibling_total.value)
+    dense_sibling = Result(dense, COUNT, formula="the same config with one feed-forward per layer",
+                           worked=sibling_total.worked, inputs=made_of(sibling_total))
+    naive = _counted(config_term(model, "num_local_experts") * term(dense_sibling, grouped(dense)),
+                     "experts × the dense sibling's parameters")
     return Mixture(
         total=parts.total,
-        active=_counted(active, "all parameters − layers × unchosen experts × one expert",
-                        f"{grouped(total)} − {layers} × {skipped} × {grouped(one_expert)}"),
-        active_share=_share(active, total, "all parameters"),
-        idle=_counted(idle, "layers × unchosen experts × one expert", f"{layers} × {skipped} × {grouped(one_expert)}"),
-        dense_sibling=Result(dense, COUNT, formula="the same config with one feed-forward per layer",
-                             worked=count_parameters(sibling).total.worked),
-        name_arithmetic=_counted(naive, "experts × the dense sibling's parameters", f"{experts} × {grouped(dense)}"),
-        overcount=_counted(naive - total, "experts × dense sibling − true total", f"{grouped(naive)} − {grouped(total)}"),
+        active=active,
+        active_share=_share(active, parts.total, "all parameters"),
+        idle=idle,
+        dense_sibling=dense_sibling,
+        name_arithmetic=naive,
+        overcount=_counted(term(naive, grouped(naive.value)) - term(parts.total, grouped(total)),
+                           "experts × dense sibling − true total"),
     )
 
 
@@ -336,17 +366,24 @@ class Tying:
 
 
 def tying(model: Model) -> Tying:
-    table = model.vocab_size * model.hidden_size
-    total = int(breakdown(model).total.value)
-    tied, untied = (total, total + table) if model.tie_word_embeddings else (total - table, total)
-    held = 2 * table
+    table = _counted(config_term(model, "vocab_size") * config_term(model, "hidden_size"), "vocabulary × hidden")
+    whole = breakdown(model).total
+    size = term(table, grouped(table.value))
+    if model.tie_word_embeddings:
+        tied = whole
+        untied = _counted(term(tied, grouped(tied.value)) + size, "tied total + a second table")
+        tied = _counted(term(untied, grouped(untied.value)) - size, "untied total − one table")
+    else:
+        untied = whole
+        tied = _counted(term(untied, grouped(untied.value)) - size, "untied total − one table")
+        untied = _counted(term(tied, grouped(tied.value)) + size, "tied total + a second table")
     return Tying(
-        table=_counted(table, "vocabulary × hidden", f"{grouped(model.vocab_size)} × {grouped(model.hidden_size)}"),
-        tied_total=_counted(tied, "untied total − one table", f"{grouped(untied)} − {grouped(table)}"),
-        untied_total=_counted(untied, "tied total + a second table", f"{grouped(tied)} + {grouped(table)}"),
+        table=table,
+        tied_total=tied,
+        untied_total=untied,
         saving_share=_share(table, untied, "the untied total"),
-        saving_bytes=Result(held, GIB_HELD, formula="table × 2 bytes (bf16)",
-                            worked=f"{grouped(table)} × 2 B = {grouped(held)} B = {GIB_HELD.show(held)}"),
+        saving_bytes=(size * term(2, "2 B")).result(GIB_HELD, "table × 2 bytes (bf16)",
+                                                    shown=f"{grouped(2 * table.value)} B = {GIB_HELD.show(2 * table.value)}"),
     )
 
 
@@ -368,26 +405,22 @@ def rule_of_thumb(model: Model) -> RuleOfThumb:
     """12 × layers × hidden² holds for multi-head attention (4 hidden² per layer) and a two-matrix
     feed-forward four times as wide (8 hidden²); grouped KV heads and SwiGLU's three matrices move it."""
     parts = breakdown(model)
-    hidden, layers = model.hidden_size, model.num_hidden_layers
-    square = hidden * hidden
-    estimate = RULE_FACTOR * layers * square
+    layers = model.num_hidden_layers
+    hidden = config_term(model, "hidden_size")
+    factor = (term(4) + term(8)).result(COUNT, "the rule's constant: 4 for attention + 8 for the feed-forward")
+    estimate = (term(factor, str(RULE_FACTOR)) * config_term(model, "num_hidden_layers") * hidden * hidden).result(
+        COUNT, "12 × layers × hidden²")
     matrices = (parts.group("attention") + parts.group("feed-forward")) // layers
-    coefficient = matrices / square
-    total, inside = int(parts.total.value), int(parts.layers.value)
     return RuleOfThumb(
-        factor=Result(RULE_FACTOR, COUNT, formula="the rule's constant: 4 for attention + 8 for the feed-forward",
-                      worked=f"4 + 8 = {RULE_FACTOR}"),
-        estimate=Result(estimate, COUNT, formula="12 × layers × hidden²",
-                        worked=f"{RULE_FACTOR} × {layers} × {grouped(hidden)} × {grouped(hidden)} = {grouped(estimate)}"),
-        coefficient=Result(coefficient, FRACTION, formula="one layer's attention and feed-forward matrices ÷ hidden²",
-                           worked=(f"{grouped(matrices)} ÷ ({grouped(hidden)} × {grouped(hidden)}) = "
-                                   f"{FRACTION.show(coefficient)}")),
-        short_of_total=_short(estimate, total),
-        short_of_layers=_short(estimate, inside),
+        factor=factor,
+        estimate=estimate,
+        coefficient=(term(matrices) / (hidden * hidden)).result(
+            FRACTION, "one layer's attention and feed-forward matrices ÷ hidden²"),
+        short_of_total=_short(estimate, parts.total),
+        short_of_layers=_short(estimate, parts.layers),
     )
 
 
-def _short(estimate: int, actual: int) -> Result:
-    value = (actual - estimate) / actual
-    return Result(value, SHARE, formula="(count − estimate) ÷ count",
-                  worked=f"({grouped(actual)} − {grouped(estimate)}) ÷ {grouped(actual)} = {SHARE.show(value)}")
+def _short(estimate: Result, actual: Result) -> Result:
+    count = term(actual, grouped(int(actual.value)))
+    return ((count - term(estimate, grouped(int(estimate.value)))) / count).result(SHARE, "(count − estimate) ÷ count")

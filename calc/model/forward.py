@@ -7,24 +7,22 @@ module puts them side by side for one model, at the length the stack's sequences
 from __future__ import annotations
 
 from . import operations
-from .anatomy import GROUPS, breakdown, count_parameters, mixture, rule_of_thumb, tying
+from .anatomy import GROUPS, breakdown, config_term, count_parameters, mixture, rule_of_thumb, tying
 from ..specs.models import Model
 from ..specs.precision import BF16, FP8, INT4
 from .weights import weight_bytes
 from .roofline import weights_read
 from ..specs.stack import Stack
+from ..core.arith import term
 from ..core.units import COUNT, GFLOP, RATIO, RATIO_FINE, SHARE, Result, grouped
 
 
 def widths(model: Model) -> dict[str, Result]:
     """The widths a token's vectors take inside one layer."""
-    q = model.num_attention_heads * model.head_dim
-    kv = model.num_key_value_heads * model.head_dim
+    head_dim = config_term(model, "head_dim")
     return {
-        "q": Result(q, COUNT, formula="query heads × head_dim",
-                    worked=f"{model.num_attention_heads} × {model.head_dim} = {grouped(q)}"),
-        "kv": Result(kv, COUNT, formula="KV heads × head_dim",
-                     worked=f"{model.num_key_value_heads} × {model.head_dim} = {grouped(kv)}"),
+        "q": (config_term(model, "num_attention_heads") * head_dim).result(COUNT, "query heads × head_dim"),
+        "kv": (config_term(model, "num_key_value_heads") * head_dim).result(COUNT, "KV heads × head_dim"),
     }
 
 
@@ -57,27 +55,23 @@ def share_curves(model: Model) -> dict:
 
 def flops(model: Model, held: int) -> dict[str, Result]:
     """Operations for one token: two per parameter it multiplies, and attention over what it holds."""
-    params = breakdown(model).total.value
-    naive = 2 * params
+    params = breakdown(model).total
     linear = operations.linear_ops_per_token(model)
-    multiplied = operations.multiplied_parameters(model).value
+    multiplied = operations.multiplied_parameters(model)
     at_held = operations.decode_ops(model, 1, held)
-    attention = at_held.value - linear.value
+    attention = (term(at_held) - term(linear)).result(GFLOP, "the token's operations − its matrix operations")
+    all_params, multiplied_params = term(params, grouped(params.value)), term(multiplied, grouped(multiplied.value))
     longest = max(model.max_position_embeddings, 1)
     return {
         "linear": linear,
-        "naive": Result(naive, GFLOP, formula="2 × all parameters",
-                        worked=f"2 × {grouped(params)} = {GFLOP.show(naive)}"),
-        "unmultiplied": Result(naive - linear.value, GFLOP, formula="2 × (all parameters − parameters multiplied)",
-                               worked=(f"2 × ({grouped(params)} − {grouped(multiplied)}) = "
-                                       f"{GFLOP.show(naive - linear.value)}")),
+        "naive": (term(2) * all_params).result(GFLOP, "2 × all parameters"),
+        "unmultiplied": (term(2) * (all_params - multiplied_params)).result(
+            GFLOP, "2 × (all parameters − parameters multiplied)"),
         "per_position": operations.attention_ops_per_position(model),
         "tokens": Result(model.tokens_cached(held), COUNT, formula="tokens the sequence holds",
                          worked=grouped(model.tokens_cached(held))),
         "at_held": at_held,
-        "attention_share": Result(attention / at_held.value, SHARE, formula="attention ÷ the token's operations",
-                                  worked=(f"{GFLOP.precise(attention)} ÷ {at_held.operand} = "
-                                          f"{SHARE.show(attention / at_held.value)}")),
+        "attention_share": (term(attention) / term(at_held)).result(SHARE, "attention ÷ the token's operations"),
         "at_max": operations.decode_ops(model, 1, longest),
     }
 
@@ -87,29 +81,22 @@ def against(model: Model, other: Model) -> dict[str, Result]:
     ops, other_ops = operations.linear_ops_per_token(model), operations.linear_ops_per_token(other)
     held, other_held = weight_bytes(model, BF16), weight_bytes(other, BF16)
     return {
-        "ops": Result(ops.value / other_ops.value, RATIO, formula="this model's operations per token ÷ the other's",
-                      worked=f"{ops.operand} ÷ {other_ops.operand} = {RATIO.show(ops.value / other_ops.value)}"),
-        "weights": Result(held.value / other_held.value, RATIO, formula="this model's bf16 weights ÷ the other's",
-                          worked=f"{held.operand} ÷ {other_held.operand} = {RATIO.show(held.value / other_held.value)}"),
+        "ops": (term(ops) / term(other_ops)).result(RATIO, "this model's operations per token ÷ the other's"),
+        "weights": (term(held) / term(other_held)).result(RATIO, "this model's bf16 weights ÷ the other's"),
     }
 
 
 def squares(model: Model) -> dict[str, Result]:
     """One layer's blocks in units of hidden²: how wide the feed-forward block is against attention,
     and what a plain four-times-wide block of two matrices would hold."""
-    count, hidden = count_parameters(model), model.hidden_size
-    square = hidden * hidden
-    ffn = count.feed_forward_per_layer / square
-    attention = count.attention_per_layer / square
+    count, hidden = count_parameters(model), config_term(model, "hidden_size")
     return {
-        "feed_forward": Result(ffn, RATIO_FINE, formula="feed-forward parameters per layer ÷ hidden²",
-                               worked=f"{grouped(count.feed_forward_per_layer)} ÷ ({grouped(hidden)} × {grouped(hidden)}) = {RATIO_FINE.show(ffn)}"),
-        "attention": Result(attention, RATIO_FINE, formula="attention parameters per layer ÷ hidden²",
-                            worked=f"{grouped(count.attention_per_layer)} ÷ ({grouped(hidden)} × {grouped(hidden)}) = {RATIO_FINE.show(attention)}"),
-        "plain": Result(2 * 4, RATIO_FINE, formula="two matrices of hidden × 4·hidden, in hidden²",
-                        worked=f"2 × 4 = {RATIO_FINE.show(8)}"),
-        "swiglu_plain": Result(3 * 4, RATIO_FINE, formula="three matrices of hidden × 4·hidden, in hidden²",
-                               worked=f"3 × 4 = {RATIO_FINE.show(12)}"),
+        "feed_forward": (term(count.feed_forward_per_layer) / (hidden * hidden)).result(
+            RATIO_FINE, "feed-forward parameters per layer ÷ hidden²"),
+        "attention": (term(count.attention_per_layer) / (hidden * hidden)).result(
+            RATIO_FINE, "attention parameters per layer ÷ hidden²"),
+        "plain": (term(2) * term(4)).result(RATIO_FINE, "two matrices of hidden × 4·hidden, in hidden²"),
+        "swiglu_plain": (term(3) * term(4)).result(RATIO_FINE, "three matrices of hidden × 4·hidden, in hidden²"),
     }
 
 

@@ -15,7 +15,8 @@ from __future__ import annotations
 
 from functools import lru_cache
 
-from .anatomy import count_parameters
+from .anatomy import config_term, count_parameters
+from ..core.arith import term
 from ..specs.models import Model
 from ..core.units import COUNT, GFLOP, TFLOP, TOKENS, Result, grouped
 
@@ -41,21 +42,24 @@ def head_parameters(model: Model) -> int:
 
 def head_ops(model: Model) -> Result:
     """The LM head for one sampled position: 2 × vocabulary × hidden."""
-    head = head_parameters(model)
-    return Result(2 * head, GFLOP, formula="2 × vocabulary × hidden",
-                  worked=f"2 × {grouped(model.vocab_size)} × {grouped(model.hidden_size)} = {GFLOP.show(2 * head)}")
+    return (term(2) * config_term(model, "vocab_size") * config_term(model, "hidden_size")).result(
+        GFLOP, "2 × vocabulary × hidden")
+
+
+def _head_count(model: Model) -> Result:
+    """The LM head's parameters, vocabulary × hidden, as a result that links the two config fields."""
+    return (config_term(model, "vocab_size") * config_term(model, "hidden_size")).result(COUNT, "vocabulary × hidden")
 
 
 @lru_cache(maxsize=512)
 def multiplied_parameters(model: Model) -> Result:
     """Parameters a sampled token multiplies by: the active block matrices and the LM head."""
     active_blocks = block_parameters(model)
-    head = head_parameters(model)
-    value = active_blocks + head
+    head = _head_count(model)
     routed = (f"; the blocks count only the {model.num_experts_per_tok} of {model.num_local_experts} experts "
               f"each token is routed to" if model.is_mixture_of_experts else "")
-    return Result(value, COUNT, formula="active block matrices + LM head",
-                  worked=f"{grouped(active_blocks)} in the blocks + {grouped(head)} LM head = {grouped(value)}{routed}")
+    expr = term(active_blocks, f"{grouped(active_blocks)} in the blocks") + term(head, f"{grouped(head.value)} LM head")
+    return expr.result(COUNT, "active block matrices + LM head", shown=f"{grouped(expr.value)}{routed}")
 
 
 def attention_width(model: Model) -> int:
@@ -70,18 +74,14 @@ def attention_width(model: Model) -> int:
 @lru_cache(maxsize=512)
 def linear_ops_per_token(model: Model) -> Result:
     params = multiplied_parameters(model)
-    value = 2 * params.value
-    return Result(value, GFLOP, formula="2 × parameters multiplied",
-                  worked=f"2 × {grouped(params.value)} = {GFLOP.show(value)}")
+    return (term(2) * term(params, grouped(params.value))).result(GFLOP, "2 × parameters multiplied")
 
 
 @lru_cache(maxsize=512)
 def attention_ops_per_position(model: Model) -> Result:
     """Operations for one token to attend to one position, across every layer."""
-    width = attention_width(model)
-    value = 4 * model.num_hidden_layers * width
-    return Result(value, COUNT, formula="4 × layers × query heads × head_dim",
-                  worked=f"4 × {model.num_hidden_layers} × {grouped(width)} = {grouped(value)}")
+    expr = term(4) * config_term(model, "num_hidden_layers") * term(attention_width(model))
+    return expr.result(COUNT, "4 × layers × query heads × head_dim", shown=grouped(expr.value))
 
 
 def causal_positions(model: Model, prompt: int) -> int:
@@ -96,35 +96,28 @@ def causal_positions(model: Model, prompt: int) -> int:
 def prefill_ops(model: Model, prompt: int) -> Result:
     """One prompt of `prompt` tokens through the whole model: every position through the blocks,
     the LM head for the last position only, and causal attention."""
-    blocks, head = block_parameters(model), head_parameters(model)
-    linear = 2 * blocks * prompt + 2 * head
+    blocks, head = block_parameters(model), _head_count(model)
+    linear = term(2) * term(blocks) * term(prompt) + term(2) * term(head, grouped(head.value))
     positions = causal_positions(model, prompt)
-    per_position = attention_ops_per_position(model).value
-    attention = per_position * positions
-    value = linear + attention
-    return Result(
-        value, TFLOP, formula="2 × block parameters × N + 2 × head + attention per position × causal positions",
-        worked=(f"2 × {grouped(blocks)} × {grouped(prompt)} + 2 × {grouped(head)} + {grouped(per_position)} × "
-                f"{grouped(positions)} = {TFLOP.show(linear)} + {TFLOP.show(attention)} = {TFLOP.show(value)}"),
-    )
+    per_position = attention_ops_per_position(model)
+    attention = term(per_position, grouped(per_position.value)) * term(positions)
+    expr = linear + attention
+    return expr.result(TFLOP, "2 × block parameters × N + 2 × head + attention per position × causal positions",
+                       shown=f"{TFLOP.show(linear.value)} + {TFLOP.show(attention.value)} = {TFLOP.show(expr.value)}")
 
 
 def decode_ops(model: Model, batch: int, tokens: int) -> Result:
     """One decode step: each of `batch` sequences multiplies one new token through the model and
     attends to the `tokens` it holds (a window caps them)."""
     held = model.tokens_cached(tokens)
-    per_sequence = linear_ops_per_token(model).value + attention_ops_per_position(model).value * held
-    value = batch * per_sequence
-    return Result(value, GFLOP, formula="batch × (2 × parameters + attention per position × tokens held)",
-                  worked=(f"{grouped(batch)} × (2 × {grouped(multiplied_parameters(model).value)} + "
-                          f"{grouped(attention_ops_per_position(model).value)} × {grouped(held)}) = {GFLOP.show(value)}"))
+    params, per_position = multiplied_parameters(model), attention_ops_per_position(model)
+    per_sequence = term(2) * term(params, grouped(params.value)) + term(per_position, grouped(per_position.value)) * term(held)
+    return (term(batch) * per_sequence).result(GFLOP, "batch × (2 × parameters + attention per position × tokens held)")
 
 
 def attention_crossover(model: Model) -> Result:
     """The prompt length at which causal attention's operations equal the blocks' matrix work:
     per_position × N(N + 1) ÷ 2 = 2 × blocks × N, so N = 4 × blocks ÷ per_position − 1 (no window)."""
-    blocks = block_parameters(model)
-    per_position = attention_ops_per_position(model).value
-    value = 4 * blocks / per_position - 1
-    return Result(value, TOKENS, formula="4 × block parameters ÷ attention per position − 1",
-                  worked=f"4 × {grouped(blocks)} ÷ {grouped(per_position)} − 1 = {TOKENS.show(value)}")
+    per_position = attention_ops_per_position(model)
+    return (term(4) * term(block_parameters(model)) / term(per_position, grouped(per_position.value)) - term(1)).result(
+        TOKENS, "4 × block parameters ÷ attention per position − 1")

@@ -6,6 +6,7 @@ from functools import lru_cache
 from .anatomy import count_parameters
 from ..specs.models import Model
 from ..specs.precision import BF16, Precision
+from ..core.arith import made_of, term
 from ..core.units import GIB_HELD, Result, grouped, plain
 
 QUANTISED_WEIGHTS_SOURCE = (
@@ -21,9 +22,9 @@ def weight_bytes(model: Model, precision: Precision) -> Result:
     count = count_parameters(model)
     total = count.total.value
     if not precision.quantised:
-        value = total * precision.bytes
-        return Result(value, GIB_HELD, formula="parameters × bytes per parameter",
-                      worked=f"{grouped(total)} × {plain(precision.bytes)} B = {grouped(value)} B = {GIB_HELD.show(value)}")
+        expr = term(count.total, grouped(total)) * term(precision.bytes, f"{plain(precision.bytes)} B")
+        return expr.result(GIB_HELD, "parameters × bytes per parameter",
+                           shown=f"{grouped(expr.value)} B = {GIB_HELD.show(expr.value)}")
     converted, kept = count.block_matrices, total - count.block_matrices
     value = converted * precision.bytes + kept * BF16.bytes
     return Result(
@@ -32,5 +33,5 @@ def weight_bytes(model: Model, precision: Precision) -> Result:
         formula=f"block matrices × {precision.name} bytes + embedding, head and norms × bf16 bytes",
         worked=(f"{grouped(converted)} × {plain(precision.bytes)} B + {grouped(kept)} × {plain(BF16.bytes)} B = "
                 f"{grouped(value)} B = {GIB_HELD.show(value)}"),
+        inputs=made_of(count.total),
     )
-

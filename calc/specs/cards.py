@@ -4,6 +4,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from functools import cached_property
 
+from ..core.arith import field, made_of, term
 from ..core.units import GB_PER_S, GIB_HELD, MIB_REPORTED, GiB, MiB, TB, TB_PER_S, TFLOPS, Result, given
 
 
@@ -40,7 +41,8 @@ class Card:
     def reported_capacity(self) -> Result:
         value = self.reported_mib * MiB
         return Result(value, GIB_HELD, formula="reported MiB ÷ 1,024",
-                      worked=f"{MIB_REPORTED.show(value)} ÷ 1,024 MiB/GiB = {GIB_HELD.show(value)}")
+                      worked=f"{MIB_REPORTED.show(value)} ÷ 1,024 MiB/GiB = {GIB_HELD.show(value)}",
+                      inputs=made_of(field(self, "reported_mib", what="total memory nvidia-smi reports, MiB")))
 
     @cached_property
     def cuda_capacity(self) -> Result:
@@ -55,9 +57,9 @@ class Card:
         if self.cuda_gib:
             return self.cuda_capacity
         held = driver_reserve()
-        value = self.reported_capacity.value - held.value
-        return Result(value, GIB_HELD, formula="nvidia-smi's total − the driver's share (as measured on an H100 SXM)",
-                      worked=f"{self.reported_capacity} − {held.operand} = {GIB_HELD.show(value)}")
+        reported = self.reported_capacity
+        return (term(reported, str(reported)) - term(held)).result(
+            GIB_HELD, "nvidia-smi's total − the driver's share (as measured on an H100 SXM)")
 
     @cached_property
     def bandwidth(self) -> Result:
@@ -280,6 +282,6 @@ def driver_reserve() -> Result:
     """What the driver keeps from CUDA on the card calc has both totals for: nvidia-smi's total
     less the total CUDA reports to a process."""
     card = H100_SXM
-    value = card.reported_capacity.value - card.cuda_capacity.value
-    return Result(value, GIB_HELD, formula="nvidia-smi's total − CUDA's total, on the H100 SXM",
-                  worked=f"{card.reported_capacity} − {card.cuda_capacity} = {GIB_HELD.show(value)}")
+    reported, cuda = card.reported_capacity, card.cuda_capacity
+    return (term(reported, str(reported)) - term(cuda, str(cuda))).result(
+        GIB_HELD, "nvidia-smi's total − CUDA's total, on the H100 SXM")

@@ -12,6 +12,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
+from ..core.arith import field, made_of, term, total
 from ..core.units import COUNT, Result, Unit, grouped, plain
 
 IEEE_754 = "IEEE 754-2019, binary32 and binary16 (round to nearest, ties to even; overflow to infinity)"
@@ -126,33 +127,42 @@ class FloatFormat:
         m, steps = self.mantissa_bits, self.largest_steps
         value = from_units(_max_units(self))
         return Result(value, VALUE, formula="(1 + largest mantissa ÷ 2^m) × 2^(largest exponent − bias)",
-                      worked=(f"(1 + {steps} ÷ {power(m)}) × {power(self.top_exponent)} = {VALUE.show(value)}"))
+                      worked=(f"(1 + {steps} ÷ {power(m)}) × {power(self.top_exponent)} = {VALUE.show(value)}"),
+                      inputs=self._read("mantissa_bits", "exponent_bits", "bias"))
+
+    def _read(self, *names: str) -> tuple[Result, ...]:
+        """The format's own fields a worked line of powers of two rests on (the line is written by
+        hand: arith has no powers)."""
+        return made_of(*(field(self, name) for name in names))
 
     @property
     def smallest_normal(self) -> Result:
         value = 2.0 ** self.min_exponent
         return Result(value, VALUE, formula="2^(1 − bias)",
-                      worked=f"{power(1)} ÷ {power(self.bias)} = {VALUE.show(value)}")
+                      worked=f"{power(1)} ÷ {power(self.bias)} = {VALUE.show(value)}", inputs=self._read("bias"))
 
     @property
     def smallest_subnormal(self) -> Result:
         exponent = self.min_exponent - self.mantissa_bits
         value = 2.0 ** exponent
         return Result(value, VALUE, formula="2^(1 − bias − m)",
-                      worked=f"{power(1)} ÷ {power(self.bias)} ÷ {power(self.mantissa_bits)} = {VALUE.show(value)}")
+                      worked=f"{power(1)} ÷ {power(self.bias)} ÷ {power(self.mantissa_bits)} = {VALUE.show(value)}",
+                      inputs=self._read("bias", "mantissa_bits"))
 
     @property
     def step_at_one(self) -> Result:
         """The gap from 1 to the next number up: the format's precision, 2^−m."""
         value = 2.0 ** -self.mantissa_bits
-        return Result(value, VALUE, formula="2^−m", worked=f"1 ÷ {power(self.mantissa_bits)} = {VALUE.show(value)}")
+        return Result(value, VALUE, formula="2^−m", worked=f"1 ÷ {power(self.mantissa_bits)} = {VALUE.show(value)}",
+                      inputs=self._read("mantissa_bits"))
 
     @property
     def worst_relative(self) -> Result:
         """The largest relative error rounding can make in the normal range: half a step at 1."""
         value = 2.0 ** -(self.mantissa_bits + 1)
         return Result(value, RELATIVE, formula="2^−(m + 1)",
-                      worked=f"1 ÷ {power(self.mantissa_bits + 1)} = {RELATIVE.show(value)}")
+                      worked=f"1 ÷ {power(self.mantissa_bits + 1)} = {RELATIVE.show(value)}",
+                      inputs=self._read("mantissa_bits"))
 
     @property
     def binades(self) -> Result:
@@ -160,7 +170,8 @@ class FloatFormat:
         value = math.log2(from_units(_max_units(self))) - (self.min_exponent - self.mantissa_bits)
         return Result(value, Unit("binades", 1, "binades", 1), formula="log2(largest) − log2(smallest subnormal)",
                       worked=(f"{plain(round(math.log2(from_units(_max_units(self))), 3))} + "
-                              f"{self.mantissa_bits - self.min_exponent} = {grouped(value, 1)} binades"))
+                              f"{self.mantissa_bits - self.min_exponent} = {grouped(value, 1)} binades"),
+                      inputs=made_of(self.largest, *self._read("mantissa_bits", "bias")))
 
     @property
     def layout(self) -> str:
@@ -192,11 +203,12 @@ class IntFormat:
     @property
     def largest(self) -> Result:
         return Result(self.highest, VALUE, formula="2^(bits − 1) − 1",
-                      worked=f"{power(self.width - 1)} − 1 = {grouped(self.highest)}")
+                      worked=f"{power(self.width - 1)} − 1 = {grouped(self.highest)}", inputs=made_of(field(self, "width")))
 
     @property
     def levels(self) -> Result:
-        return Result(2 ** self.width, COUNT, formula="2^bits", worked=f"{power(self.width)} = {grouped(2 ** self.width)}")
+        return Result(2 ** self.width, COUNT, formula="2^bits", worked=f"{power(self.width)} = {grouped(2 ** self.width)}",
+                      inputs=made_of(field(self, "width")))
 
     @property
     def layout(self) -> str:
@@ -238,7 +250,14 @@ class Encoded:
 
     @property
     def stored(self) -> Result:
-        return Result(self._value, VALUE, formula=f"the nearest {self.format.name} value", worked=self._meaning())
+        return Result(self._value, VALUE, formula=f"the nearest {self.format.name} value", worked=self._meaning(),
+                      inputs=(self._given,))
+
+    @property
+    def _given(self) -> Result:
+        """The number typed, as a result that remembers it was read off this encoding: `field` without
+        its display rounding, which every fp16 pattern would pay for."""
+        return Result(self.given, VALUE, formula="the number typed", worked=_operand(self.given), origin=(self, "given"))
 
     @property
     def neighbours(self) -> str:
@@ -251,20 +270,24 @@ class Encoded:
     @property
     def error(self) -> Result:
         if not math.isfinite(self._value):
-            return Result(math.inf, VALUE, formula="stored − given", worked=f"{self.note}: the error is unbounded")
+            return Result(math.inf, VALUE, formula="stored − given", worked=f"{self.note}: the error is unbounded",
+                          inputs=made_of(self.stored))
+        # the difference is taken exactly, in units of 2^−SHIFT, not as the floats' subtraction
         value = from_units(units(self._value) - units(self.given))
         return Result(value, VALUE, formula="stored − given",
-                      worked=f"{_operand(self._value)} − {_operand(self.given)} = {_operand(value)}")
+                      worked=f"{_operand(self._value)} − {_operand(self.given)} = {_operand(value)}",
+                      inputs=made_of(self.stored, self._given))
 
     @property
     def relative(self) -> Result:
         if not math.isfinite(self._value) or self.given == 0:
             why = self.note if not math.isfinite(self._value) else "zero is stored exactly"
             return Result(0.0 if self.given == 0 else math.inf, RELATIVE, formula="|stored − given| ÷ |given|",
-                          worked=why)
+                          worked=why, inputs=made_of(self.stored, self._given))
         value = abs(from_units(units(self._value) - units(self.given))) / abs(self.given)
         return Result(value, RELATIVE, formula="|stored − given| ÷ |given|",
-                      worked=f"{_operand(abs(self._value - self.given))} ÷ {_operand(abs(self.given))} = {RELATIVE.show(value)}")
+                      worked=f"{_operand(abs(self._value - self.given))} ÷ {_operand(abs(self.given))} = {RELATIVE.show(value)}",
+                      inputs=made_of(self.error, self._given))
 
     def _meaning(self) -> str:
         fmt = self.format
@@ -421,23 +444,28 @@ class BlockFormat:
     @property
     def bits_per_weight(self) -> Result:
         value = self.total_bits / self.weights
+        formula = "(every field of the block, in bits) ÷ weights per block"
+        weights = field(self, "weights")
+        if len(self.parts) > 1:  # one part would print without its brackets
+            bits = total(term(p.count) * term(p.bits) for p in self.parts)
+            return (bits / term(weights, grouped(self.weights))).result(BITS, formula)
         shown = " + ".join(f"{grouped(p.count)} × {p.bits}" for p in self.parts)
-        return Result(value, BITS, formula="(every field of the block, in bits) ÷ weights per block",
-                      worked=f"({shown}) ÷ {grouped(self.weights)} = {BITS.show(value)}")
+        return Result(value, BITS, formula=formula, worked=f"({shown}) ÷ {grouped(self.weights)} = {BITS.show(value)}",
+                      inputs=made_of(weights))
 
     @property
     def bytes_per_block(self) -> Result:
         value = self.total_bits / 8
-        return Result(value, Unit("B", 1, "B", 0), formula="bits ÷ 8",
-                      worked=f"{grouped(self.total_bits)} ÷ 8 = {grouped(value)} B")
+        return (term(field(self, "total_bits"), grouped(self.total_bits)) / term(8)).result(
+            Unit("B", 1, "B", 0), "bits ÷ 8", shown=f"{grouped(value)} B")
 
     @property
     def overhead(self) -> Result:
         """What the shared fields add to the element's own width, as a share of it."""
         element_bits = next(p.bits for p in self.parts if p.count == self.weights)
-        value = self.total_bits / self.weights / element_bits - 1
-        return Result(value, RELATIVE, formula="bits per weight ÷ element bits − 1",
-                      worked=f"{plain(self.total_bits / self.weights)} ÷ {element_bits} − 1 = {RELATIVE.show(value)}")
+        per_weight = self.bits_per_weight
+        return (term(per_weight, plain(per_weight.value)) / term(element_bits, str(element_bits)) - term(1)).result(
+            RELATIVE, "bits per weight ÷ element bits − 1")
 
 
 BLOCKS: dict[str, BlockFormat] = {b.key: b for b in (
