@@ -141,6 +141,17 @@ def test_the_headline_chain_reaches_the_config_fields_it_multiplies():
     assert "rotary" in provenance.value(provenance.inputs("ladder.weights")[1]).formula
     chain = provenance.closure(["ladder.users_worst"])
     # the ladder's rungs are the engine's accounting, named where the walk first meets them
-    assert {"ladder.accounting.available", "ladder.accounting.pool", "stack.card.engine_capacity", "params.embedding",
+    assert {"ladder.accounting.available", "ladder.accounting.pool", "stack.card.cuda_capacity", "params.embedding",
             "stack.model.num_key_value_heads"} <= set(chain)
     assert "stack.model.num_attention_heads" not in chain, "32 under 'layers' is the layers, not the heads"
+
+
+def test_every_derived_figure_records_what_it_was_made_of():
+    """No figure's inputs are read off its printed text: each derived result (one whose worked line
+    ends in ' = …') carries the results its computation used, or says it used none."""
+    from calc.core.present import leaves
+    from calc.core.units import Result
+    for stack_facts in (FACTS, facts(CAPACITY.stack({**CAPACITY.defaults, "model": "llama-3.1-70b", "weights": "int4"})[0])):
+        silent = [path for path, value in leaves(stack_facts) if isinstance(value, Result) and " = " in value.worked
+                  and value.inputs is None and value.origin is None]
+        assert silent == []

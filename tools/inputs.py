@@ -6,8 +6,7 @@ writing them with calc.core.arith.
     python3 tools/inputs.py ladder --missing  only the derived results that record no inputs
 
 A result "records" when its inputs (or the config field it was read off) were captured by the
-computation; one that does not is listed with the inputs the old printed-text matcher would guess,
-to compare.
+computation, even as none (a measured figure); a given records nothing and needs nothing.
 """
 from __future__ import annotations
 
@@ -20,7 +19,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from calc.core.present import leaves  # noqa: E402
 from calc.core.units import Result  # noqa: E402
 from calc.facts import facts  # noqa: E402
-from runbook.provenance import Provenance  # noqa: E402
+from calc.core.provenance import Provenance  # noqa: E402
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -41,8 +40,7 @@ def main(argv: list[str] | None = None) -> int:
                 continue
             print(f"{path}  =  {value}\n    made of: {', '.join(provenance.inputs(path)) or '—'}")
         elif derived or not args.missing:
-            print(f"{path}  =  {value}  [NOT RECORDED]\n    worked: {value.worked}\n"
-                  f"    printed text would guess: {', '.join(provenance._printed_inputs(path)) or '—'}")
+            print(f"{path}  =  {value}  [NOT RECORDED]\n    worked: {value.worked}")
     return 0
 
 

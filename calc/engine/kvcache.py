@@ -202,7 +202,7 @@ def stacked_levers(stack: Stack) -> Levers:
         Result(model.query_heads_per_kv_head, RATIO, formula="num_attention_heads ÷ num_key_value_heads",
                worked=f"{model.num_attention_heads} ÷ {model.num_key_value_heads} = "
                       f"{RATIO.show(model.query_heads_per_kv_head)}", inputs=heads),
-        Result(stack.kv_precision.bytes / fp8.bytes, RATIO, formula="bytes per element before ÷ after",
+        Result(stack.kv_precision.bytes / fp8.bytes, RATIO, formula="bytes per element before ÷ after", inputs=(),
                worked=f"{plain(stack.kv_precision.bytes)} B ÷ {plain(fp8.bytes)} B = "
                       f"{RATIO.show(stack.kv_precision.bytes / fp8.bytes)}"),
         Result(worst.value / typical.value, RATIO, formula="tokens charged at the limit ÷ tokens held, in blocks",
@@ -241,6 +241,7 @@ def stacked_levers(stack: Stack) -> Levers:
                           worked=f"{model.num_attention_heads} ÷ {model.num_key_value_heads} = {model.query_heads_per_kv_head}×",
                           inputs=heads),
         fp8_factor=Result(stack.kv_precision.bytes / fp8.bytes, TIMES, formula="bytes per element before ÷ after",
+                          inputs=(),  # two formats' widths, both shown
                           worked=(f"{plain(stack.kv_precision.bytes)} B ÷ {plain(fp8.bytes)} B = "
                                   f"{TIMES.show(stack.kv_precision.bytes / fp8.bytes)}")),
         fp8_weights_budget_gain=budget_gain,
@@ -260,6 +261,7 @@ def recompute_cost_ratio(prompt: int, output: int) -> Result:
         value,
         TIMES,
         formula="(N × P + N(N − 1) ÷ 2) ÷ (P + N − 1)",
+        inputs=(),  # two lengths, both shown
         worked=(f"({grouped(output)} × {grouped(prompt)} + {grouped(output)} × {grouped(output - 1)} ÷ 2) ÷ "
                 f"({grouped(prompt)} + {grouped(output - 1)}) = {grouped(without)} ÷ {grouped(with_cache)} = "
                 f"{TIMES.show(value)}"),
