@@ -13,6 +13,7 @@ from ..specs.models import LLAMA_3_1_70B
 from ..specs.precision import BF16, FP8, INT4, KV_PRECISIONS, PRECISIONS
 from ..model.weights import weight_bytes
 from ..specs.stack import Stack
+from ..core.present import Cell, Table
 from ..core.units import GIB_HELD, RATIO, RATIO_FINE, Result, given, grouped, plain
 
 SMALLEST_SHOWN = 1e-40
@@ -107,6 +108,17 @@ def tensor_cores(card: Card) -> TensorCores:
                        card.fp8_dense if card.fp8_dense_tflops > 0 else card.bf16_dense)
 
 
+def tensor_core_table() -> Table:
+    """Every card's tensor cores, one row a card."""
+    def row(key: str, card: Card) -> tuple[str | Cell, ...]:
+        view = f"cards.{key.replace('-', '_')}"
+        # The rate is marked where it could be misread: bf16's on a card without fp8, fp8's (not fp4's) on one with fp4.
+        rate = " (bf16)" if card.fp8_dense_tflops <= 0 else " (fp8)" if card.fp4_formats else ""
+        return Cell(f"{view}.card.name"), Cell(f"{view}.fp8"), Cell(f"{view}.fp4"), Cell(f"{view}.fp8_dense", after=rate)
+    return Table(("card", "fp8 tensor cores", "fp4 tensor cores", "dense rate at fp8 (bf16 where there is no fp8)"),
+                 tuple(row(key, card) for key, card in CARDS.items()))
+
+
 def naive(stack: Stack, pairs: dict[str, Pairing]) -> dict[str, Result]:
     """The claims this page corrects, computed exactly as they are usually made."""
     model = stack.model
@@ -144,6 +156,7 @@ def section(stack: Stack) -> dict[str, object]:
         "speedup_int4": gain(base.floor, int4_only.floor, "bf16 floor ÷ int4 weights' floor"),
         "users_fp8_cache": gain(pairs["bf16_fp8"].users_worst, base.users_worst, "users with an fp8 cache ÷ with bf16"),
         "cards": {key.replace("-", "_"): tensor_cores(card) for key, card in CARDS.items()},
+        "tensor_core_table": tensor_core_table(),
         "naive": naive(stack, pairs),
         "int4_bits": given(INT4.bits, formats.BITS, INT4.note),
     }
