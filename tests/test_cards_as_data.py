@@ -1,9 +1,10 @@
 """A card is one entry in calc/specs/cards.py. Added there, as an author would add it, it appears in
-every table that lists the cards, in the roofline, and in every calculator's choice of card.
+every table that lists the cards, in the roofline, and in every calculator's choice of card. A model is
+likewise one entry in calc/specs/models.py's CATALOGUE.
 
-The test adds AMD's MI325X to a copy of calc and builds documents 04 and 09 against that copy in a
-fresh Python (the card list is read when calc is imported, so patching a running one would test less
-than an author does). The figures it expects are the data sheet's, worked out here by hand.
+The tests add AMD's MI325X (and Mistral 7B) to a copy of calc and build against that copy in a fresh
+Python (the lists are read when calc is imported, so patching a running one would test less than an
+author does). The figures they expect are the data sheet's and the config's, worked out here by hand.
 """
 from __future__ import annotations
 
@@ -72,19 +73,26 @@ print(json.dumps({
 WEIGHTS_READ = (8_030_261_248 - 128_256 * 4_096) * 2  # bytes, bf16
 
 
+def run_with_entry(work: Path, module: str, entry: str, script: str) -> dict:
+    """Copy calc into `work`, append `entry` to calc/specs/`module`, run `script` against the copy; its
+    last line of output, as JSON."""
+    shutil.copytree(ROOT / "calc", work / "calc", ignore=shutil.ignore_patterns("__pycache__"))
+    with open(work / "calc" / "specs" / module, "a", encoding="utf-8") as specs:
+        specs.write(entry)
+    out = work / "site"
+    out.mkdir()
+    run = subprocess.run([sys.executable, "-c", script, str(work), str(ROOT), str(out)], capture_output=True, text=True,
+                         cwd=ROOT, timeout=600)
+    assert run.returncode == 0, run.stderr[-3000:]
+    return json.loads(run.stdout.strip().splitlines()[-1])
+
+
 @pytest.fixture(scope="module")
 def built(tmp_path_factory) -> dict:
     work = tmp_path_factory.mktemp("mi325x")
-    shutil.copytree(ROOT / "calc", work / "calc", ignore=shutil.ignore_patterns("__pycache__"))
-    with open(work / "calc" / "specs" / "cards.py", "a", encoding="utf-8") as cards:
-        cards.write(ENTRY)
-    out = work / "site"
-    out.mkdir()
-    run = subprocess.run([sys.executable, "-c", BUILD, str(work), str(ROOT), str(out)], capture_output=True, text=True,
-                         cwd=ROOT, timeout=600)
-    assert run.returncode == 0, run.stderr[-3000:]
-    return {"report": json.loads(run.stdout.strip().splitlines()[-1]),
-            "pages": {name: (out / name).read_text(encoding="utf-8") for name in ("04-hardware.html", "09-precision.html")}}
+    report = run_with_entry(work, "cards.py", ENTRY, BUILD)
+    return {"report": report, "pages": {name: (work / "site" / name).read_text(encoding="utf-8")
+                                        for name in ("04-hardware.html", "09-precision.html")}}
 
 
 def shown(html: str, ref: str) -> str:
@@ -150,3 +158,30 @@ def test_every_calculator_offers_the_new_card(built):
     assert built["report"]["log_cards"]
     for html in built["pages"].values():
         assert '<option value="mi325x">MI325X 256 GB</option>' in html
+
+
+MODEL_ENTRY = '''
+CATALOGUE["mistral-7b"] = MISTRAL_7B
+'''
+MODEL_LISTS = '''
+import json, sys
+from pathlib import Path
+copy = Path(sys.argv[1])
+sys.path[:0] = [str(copy), sys.argv[2]]
+import calc
+from calc.calculators import CALCULATORS
+from calc.facts import facts
+assert Path(calc.__file__).parent == copy / "calc", calc.__file__
+print(json.dumps({
+    "choices": {c.name: "mistral-7b" in f.choices for c in CALCULATORS.values() for f in c.fields if f.name == "model"},
+    "family": {key: cache.per_token.value for key, cache in facts()["family"].items()},
+}))
+'''
+
+
+def test_a_model_added_to_the_catalogue_is_offered_and_sized(tmp_path):
+    report = run_with_entry(tmp_path, "models.py", MODEL_ENTRY, MODEL_LISTS)
+    offered = {name for name, has in report["choices"].items() if has}
+    assert {"capacity", "phases", "hardware"} <= offered, report["choices"]
+    # Mistral 7B's config: 2 (key and value) × 32 layers × 8 KV heads × 128 dimensions × 2 bytes (bf16)
+    assert report["family"]["7b"] == 2 * 32 * 8 * 128 * 2
