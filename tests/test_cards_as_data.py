@@ -17,6 +17,9 @@ from pathlib import Path
 
 import pytest
 
+import build
+from runbook.errors import ContentError
+
 ROOT = Path(__file__).resolve().parent.parent
 KNOWN = ["H100 SXM 80 GB", "H100 PCIe 80 GB", "H200 SXM 141 GB", "B200 180 GB", "A100 SXM 80 GB", "A100 SXM 40 GB",
          "L40S 48 GB", "L4 24 GB", "MI300X 192 GB"]
@@ -185,3 +188,18 @@ def test_a_model_added_to_the_catalogue_is_offered_and_sized(tmp_path):
     assert {"capacity", "phases", "hardware"} <= offered, report["choices"]
     # Mistral 7B's config: 2 (key and value) × 32 layers × 8 KV heads × 128 dimensions × 2 bytes (bf16)
     assert report["family"]["7b"] == 2 * 32 * 8 * 128 * 2
+
+
+@pytest.mark.parametrize("written, said", [
+    ("@table precision.cards", "@table: 'precision.cards' is not a table"),
+    ("@table precision.tensor_core_tables", "@table: unknown calc reference 'precision.tensor_core_tables'"),
+    ("@table precision.tensor_core_table | the cards", "@table: a table takes no caption"),
+])
+def test_a_table_that_is_not_one_stops_the_build_at_its_line(content_copy, tmp_path, written, said):
+    doc = content_copy / "09-precision.md"
+    source = doc.read_text(encoding="utf-8")
+    doc.write_text(source.replace("@table precision.tensor_core_table", written, 1), encoding="utf-8")
+    with pytest.raises(ContentError) as err:
+        build.build(content_copy, tmp_path / "site", only="09")
+    line = next(i for i, text in enumerate(doc.read_text(encoding="utf-8").splitlines(), start=1) if text == written)
+    assert err.value.line == line and err.value.message.startswith(said), err.value
