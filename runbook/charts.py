@@ -118,11 +118,22 @@ def journey_shares(namespace: Mapping[str, Any]) -> dict[str, Any]:
     }
 
 
-# Nine roofs: neighbours on the chart get colours far apart, and the dashes tell them apart in print.
+# A roof per card: neighbours on the chart get colours far apart, and the dashes tell them apart in print.
 ROOF_STYLES = [
     ("#0f766e", "solid"), ("#0369a1", "dash"), ("#7c3aed", "solid"), ("#be123c", "solid"), ("#a16207", "solid"),
     ("#a16207", "dot"), ("#4d7c0f", "dash"), ("#57534e", "dot"), ("#c2410c", "dash"),
 ]
+LATER_DASHES = ("dashdot", "longdash", "longdashdot")
+
+
+def roof_style(i: int) -> tuple[str, str]:
+    """The i-th card's roof: the palette's colours again past its end, each time with dashes of its own
+    (shifted by i, so the two roofs sharing a colour keep different dashes)."""
+    colour, dash = ROOF_STYLES[i % len(ROOF_STYLES)]
+    lap = i // len(ROOF_STYLES)
+    return colour, dash if lap == 0 else LATER_DASHES[(lap - 1 + i) % len(LATER_DASHES)]
+
+
 POINT_STYLES = [("#b45309", "diamond", "middle right"), ("#1c1917", "circle", "bottom right"), ("#be123c", "square", "top left")]
 POINT_LABELS = ["prefill", "decode, batch 1", "decode, busy"]
 
@@ -131,12 +142,13 @@ def roofline(namespace: Mapping[str, Any]) -> dict[str, Any]:
     """Every card's roof on log-log axes, the chosen card's roof underlined, the stack's three points."""
     data = roofline_curves(namespace)
     curves = data["curves"]
-    chosen, roofs, points = curves[0], curves[1:len(ROOF_STYLES) + 1], curves[len(ROOF_STYLES) + 1:]
+    chosen, roofs, points = curves[0], curves[1:-len(POINT_STYLES)], curves[-len(POINT_STYLES):]
     series = [{
         **chosen, "mode": "lines", "type": "scatter", "line": {"color": "rgba(28,25,23,0.22)", "width": 11},
         "hovertemplate": "%{y:,.0f} TFLOP/s at %{x:,.0f} FLOP/B<extra>%{fullData.name}</extra>",
     }]
-    for curve, (colour, dash) in zip(roofs, ROOF_STYLES, strict=True):
+    for i, curve in enumerate(roofs):
+        colour, dash = roof_style(i)
         series.append({
             **curve, "mode": "lines", "type": "scatter", "line": {"color": colour, "width": 2.5, "dash": dash},
             "hovertemplate": "%{y:,.0f} TFLOP/s at %{x:,.0f} FLOP/B<extra>%{fullData.name}</extra>",

@@ -15,7 +15,7 @@ from calc.core.present import resolve
 from calc.model.roofline import DecodeRead
 from calc.core.units import Result
 
-from . import charts, links, tokens
+from . import charts, links, tables, tokens
 
 
 def _paths(args: str) -> list[str]:
@@ -58,6 +58,7 @@ CHECKS: dict[str, Callable[[str, Mapping[str, Any]], Any]] = {
     "levers": _no_args("levers"),
     "split": lambda args, ns: _one(args, ns, DecodeRead, "a decode read (such as read.busy)"),
     "chart": charts.build,
+    "table": tables.check,
     "calculator": lambda args, ns: _calculator(args, ns),
     "tokenizer": lambda args, ns: _tokenizer(args),
     "note": lambda args, ns: _note(args),

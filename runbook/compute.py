@@ -15,6 +15,7 @@ from calc.specs.models import CATALOGUE
 from calc.core.present import BadFilter, UnknownFact, figure
 from calc.core.units import Result
 
+from . import tables
 from .components import CHECKS, CONTAINERS, DIRECTIVES
 from .errors import ContentError
 from .pages import Page
@@ -34,6 +35,7 @@ def compute(page: Page, namespace: Mapping[str, Any], pictures: set[str], derive
     """Resolve references and component arguments in place; raise ContentError on the first fault.
     `derived`: every number calc can print (derived_numbers), made once per build."""
     names = _name_pattern()
+    _expand_tables(page, namespace)
     for children, line in page.inline_runs():
         for token in children:
             if token.type in ("softbreak", "hardbreak"):
@@ -70,6 +72,20 @@ def compute(page: Page, namespace: Mapping[str, Any], pictures: set[str], derive
                 token.meta["values"] = CHECKS[token.info](token.content.partition("|")[0].strip(), namespace)
             except (UnknownFact, ValueError, TypeError) as err:
                 raise ContentError(page.path, line, f"@{token.info}: {_explain(err)}") from None
+
+
+def _expand_tables(page: Page, namespace: Mapping[str, Any]) -> None:
+    """Each `@table` becomes its table's tokens before anything reads the page's references."""
+    expanded = []
+    for token in page.tokens:
+        if token.type != "directive" or token.info != "table":
+            expanded.append(token)
+            continue
+        try:
+            expanded += tables.table_tokens(token, namespace)
+        except (UnknownFact, ValueError, TypeError) as err:
+            raise ContentError(page.path, page.line(token.map[0]), f"@table: {_explain(err)}") from None
+    page.tokens = expanded
 
 
 def _check_closed(page: Page, token: Token, line: int) -> None:

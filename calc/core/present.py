@@ -10,6 +10,26 @@ from .units import Result, grouped, plain
 FILTERS = ("number", "worked", "formula", "digits N")
 
 
+@dataclasses.dataclass(frozen=True)
+class Cell:
+    """A table cell that shows one fact, named by its path from where the table sits (`cards.l4.users`
+    in the table at `hardware.phase_table` is `hardware.cards.l4.users`), with words before or after it."""
+
+    path: str
+    before: str = ""
+    after: str = ""
+
+
+@dataclasses.dataclass(frozen=True)
+class Table:
+    """A table drawn from facts (content writes `@table hardware.phase_table`): built from a list such
+    as the cards calc knows, so an entry added to the list gains its row. Headings and cells are plain
+    text or a Cell."""
+
+    columns: tuple[str | Cell, ...]
+    rows: tuple[tuple[str | Cell, ...], ...]
+
+
 class UnknownFact(KeyError):
     """A reference that names nothing: carries the closest names that do exist."""
 

@@ -20,6 +20,7 @@ from ..model.weights import weight_bytes
 from ..model.roofline import decode_read, step_floor, weights_read
 from ..specs.stack import Stack
 from ..core.arith import field, made_of, term
+from ..core.present import Cell, Table
 from ..core.units import (COUNT, FLOP_PER_BYTE, GB, GB_MOVED, GIB_HELD, MS, RATIO, RATIO_FINE, TFLOPS, TOKENS,
     TOKENS_PER_S, Result, given, grouped)
 
@@ -181,6 +182,30 @@ def datasheet(card: Card) -> Datasheet:
     )
 
 
+def view_key(key: str) -> str:
+    """A card's key as `hardware.cards` names it: h100-sxm → h100_sxm."""
+    return key.replace("-", "_")
+
+
+def datasheet_table() -> Table:
+    """Every card's datasheet figures, one row a card."""
+    def row(key: str, card: Card) -> tuple[str | Cell, ...]:
+        view = f"cards.{view_key(key)}"
+        fp8 = Cell(f"{view}.card.fp8_dense") if card.fp8_dense_tflops > 0 else "none"
+        return (Cell(f"{view}.name"), Cell(f"{view}.capacity"), Cell(f"{view}.bandwidth"), Cell(f"{view}.dense"),
+                Cell(f"{view}.sparse"), fp8, Cell(f"{view}.card.power_w", after=" W"), Cell(f"{view}.card.link_bandwidth"))
+    return Table(("card", "reported", "bandwidth", "dense bf16", "bf16 with 2:4 sparsity", "dense fp8", "power", "link"),
+                 tuple(row(key, card) for key, card in CARDS.items()))
+
+
+def phase_table() -> Table:
+    """Every card running the stack's model, on the axis each phase uses, one row a card."""
+    columns = ("card", "ridge", "decode floor, weights ÷ bandwidth", "one sequence at most",
+               Cell("prompt", before="prefill of "), "KV budget", "users, worst case")
+    fields = ("name", "ridge", "floor", "ceiling", "prefill", "kv_budget", "users")
+    return Table(columns, tuple(tuple(Cell(f"cards.{view_key(key)}.{field}") for field in fields) for key in CARDS))
+
+
 def crossing_text(crossing: timing.Crossing) -> str:
     """Where decode turns compute-bound, said precisely: only its matrix multiplies ever do."""
     if crossing.happens:
@@ -229,7 +254,9 @@ def section(stack: Stack, ladder: kvcache.Ladder) -> dict[str, object]:
     peak = timing.peak_compute(card, stack.weight_precision)
     return {
         "datasheet": datasheet(card),
-        "cards": {key.replace("-", "_"): card_view(stack, c) for key, c in CARDS.items()},
+        "cards": {view_key(key): card_view(stack, c) for key, c in CARDS.items()},
+        "datasheet_table": datasheet_table(),
+        "phase_table": phase_table(),
         "peak": peak,
         "formula": FORMULA,
         "ridge": ridge,
@@ -285,7 +312,7 @@ def roofline_curves(namespace) -> dict:
     left = min([CURVE_FLOOR] + [x / 2 for _, x, _ in points])
     right = max([CURVE_CEILING] + [x * 2 for _, x, _ in points])
     curves, rows = [], []
-    chosen_key = next(k for k, c in CARDS.items() if c == stack.card).replace("-", "_")
+    chosen_key = view_key(next(k for k, c in CARDS.items() if c == stack.card))
     views = [hw["cards"][chosen_key]] + list(hw["cards"].values())  # the chosen card first: drawn beneath
     for i, view in enumerate(views):
         bandwidth, peak, ridge = view.bandwidth.value, view.peak.value, view.ridge.value

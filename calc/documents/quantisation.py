@@ -14,10 +14,9 @@ from ..specs.precision import BF16, FP8, INT4, KV_PRECISIONS, PRECISIONS
 from ..model.weights import weight_bytes
 from ..specs.stack import Stack
 from ..core.arith import made_of, term
+from ..core.present import Cell, Table
 from ..core.units import GIB_HELD, RATIO, RATIO_FINE, Result, given, grouped, plain
 
-FP4_CARDS = {"b200": "NVIDIA HGX B200 datasheet: FP4 Tensor Core (NVFP4 and MXFP4), Blackwell's fifth-generation tensor cores"}
-FNUZ_CARDS = {"mi300x": "AMD CDNA 3 (MI300X): fp8 in the FNUZ encodings, PyTorch's float8_e4m3fnuz and float8_e5m2fnuz"}
 SMALLEST_SHOWN = 1e-40
 
 
@@ -99,16 +98,26 @@ class TensorCores:
     fp8_dense: Result
 
 
-def tensor_cores(key: str, card: Card) -> TensorCores:
+FP8_SUPPORT = {"": "no: fp8 weights are widened to bf16 to multiply",
+               "FNUZ": "yes, in the FNUZ encodings (E4M3 up to 240)",
+               "OCP": "yes, OCP E4M3 and E5M2"}
+
+
+def tensor_cores(card: Card) -> TensorCores:
     """What the datasheet says each card multiplies natively (dense figures)."""
-    if card.fp8_dense_tflops <= 0:
-        fp8 = "no: fp8 weights are widened to bf16 to multiply"
-    elif key in FNUZ_CARDS:
-        fp8 = "yes, in the FNUZ encodings (E4M3 up to 240)"
-    else:
-        fp8 = "yes, OCP E4M3 and E5M2"
-    return TensorCores(card, fp8, "yes: NVFP4 and MXFP4" if key in FP4_CARDS else "no",
+    return TensorCores(card, FP8_SUPPORT[card.fp8_encoding], f"yes: {card.fp4_formats}" if card.fp4_formats else "no",
                        card.fp8_dense if card.fp8_dense_tflops > 0 else card.bf16_dense)
+
+
+def tensor_core_table() -> Table:
+    """Every card's tensor cores, one row a card."""
+    def row(key: str, card: Card) -> tuple[str | Cell, ...]:
+        view = f"cards.{key.replace('-', '_')}"
+        # The rate is marked where it could be misread: bf16's on a card without fp8, fp8's (not fp4's) on one with fp4.
+        rate = " (bf16)" if card.fp8_dense_tflops <= 0 else " (fp8)" if card.fp4_formats else ""
+        return Cell(f"{view}.card.name"), Cell(f"{view}.fp8"), Cell(f"{view}.fp4"), Cell(f"{view}.fp8_dense", after=rate)
+    return Table(("card", "fp8 tensor cores", "fp4 tensor cores", "dense rate at fp8 (bf16 where there is no fp8)"),
+                 tuple(row(key, card) for key, card in CARDS.items()))
 
 
 def naive(stack: Stack, pairs: dict[str, Pairing]) -> dict[str, Result]:
@@ -143,7 +152,8 @@ def section(stack: Stack) -> dict[str, object]:
         "speedup_fp8": gain(base.floor, fp8_only.floor, "bf16 floor ÷ fp8 weights' floor"),
         "speedup_int4": gain(base.floor, int4_only.floor, "bf16 floor ÷ int4 weights' floor"),
         "users_fp8_cache": gain(pairs["bf16_fp8"].users_worst, base.users_worst, "users with an fp8 cache ÷ with bf16"),
-        "cards": {key.replace("-", "_"): tensor_cores(key, card) for key, card in CARDS.items()},
+        "cards": {key.replace("-", "_"): tensor_cores(card) for key, card in CARDS.items()},
+        "tensor_core_table": tensor_core_table(),
         "naive": naive(stack, pairs),
         "int4_bits": given(INT4.bits, formats.BITS, INT4.note),
     }

@@ -27,7 +27,7 @@ from bisect import bisect_left
 from dataclasses import dataclass
 from functools import lru_cache
 
-from ..specs.cards import A100_80, B200, CARDS, H100_SXM, H200_SXM, L40S, Card
+from ..specs.cards import CARDS, Card
 from ..specs.models import LLAMA_3_1_8B
 from ..specs.precision import BF16, FP8, Precision
 from ..core.arith import made_of, term
@@ -37,7 +37,7 @@ from . import measured_kernels
 SOURCE = (f"NVIDIA aiconfigurator-core {measured_kernels.PACKAGE.split()[-1]} (Apache-2.0), "
           "systems/data/<card>/{gemm,attention}/vllm/<release>/: kernel times measured on the card with that "
           "vLLM release's kernels; tools/engine_kernels.py keeps the rows calc uses")
-MEASURED: dict[str, Card] = {"h100-sxm": H100_SXM, "h200-sxm": H200_SXM, "b200": B200, "l40s": L40S, "a100-80": A100_80}
+MEASURED: dict[str, Card] = {key: CARDS[key] for key in measured_kernels.CARDS}  # the cards with tables of their own
 # A card without tables of its own, and the measured card nearest to it in kind.
 DONORS: dict[str, str] = {"h100-pcie": "h100-sxm", "a100-40": "a100-80", "l4": "l40s", "mi300x": "h100-sxm"}
 SHAPE = LLAMA_3_1_8B  # the layer shapes every table was measured on

@@ -33,6 +33,9 @@ RTX_3090 = Card(
     source=("NVIDIA Ampere GA102 GPU Architecture whitepaper, GeForce RTX 3090: 24 GB GDDR6X at 936 GB/s, 71 TFLOP/s "
             "dense bf16 tensor with fp32 accumulate; 24,576 MiB is nvidia-smi's total"),
     compute_capability=(8, 6),
+    device_name="NVIDIA GeForce RTX 3090",
+    traits_source=("'NVIDIA GeForce RTX 3090' is the name NVML gives the card (nvidia-smi --query-gpu=name); the GA102 "
+                   "whitepaper lists no FP8 Tensor Core"),
 )
 
 

@@ -31,6 +31,10 @@ class Card:
     cuda_gib: float = 0.0            # CUDA's total as an engine logs it, in GiB to two places; 0: none published
     cuda_source: str = ""
     compute_capability: tuple[int, int] = (0, 0)  # CUDA's (major, minor), which picks vLLM's kernels and limits
+    device_name: str = ""   # the name the driver gives the card, which vLLM's defaults read (an A100 is told by it)
+    fp8_encoding: str = ""  # the fp8 its tensor cores multiply: "OCP" (E4M3 and E5M2) or "FNUZ"; "" where they have none
+    fp4_formats: str = ""   # the fp4 formats its tensor cores multiply, as the datasheet names them; "" where none
+    traits_source: str = "" # where the device name and the tensor cores' formats are stated
 
     @cached_property
     def host_bandwidth(self) -> Result:
@@ -87,6 +91,12 @@ def _nvidia(sheet: str, smi: str) -> str:
     return f"NVIDIA {sheet} datasheet, dense figures (the datasheet's larger ones assume 2:4 sparsity); {smi}"
 
 
+def _nvidia_traits(device: str, sheet: str, fp8: bool = True, fp4: bool = False) -> str:
+    tensor = ("FP8 Tensor Cores, in the OCP formats E4M3 and E5M2" if fp8 else "no FP8 Tensor Core") + (
+        ", and FP4 Tensor Cores (NVFP4 and MXFP4), Blackwell's fifth generation" if fp4 else "")
+    return f"'{device}' is the name NVML gives the card (nvidia-smi --query-gpu=name); the {sheet} datasheet lists {tensor}"
+
+
 H100_SXM = Card(
     name="H100 SXM 80 GB",
     marketed_gb=80,
@@ -110,6 +120,9 @@ H100_SXM = Card(
                  "https://github.com/vllm-project/vllm/pull/10511); vLLM takes it from torch's get_memory_info "
                  "(cudaMemGetInfo) and prints bytes ÷ 2^30 to two places"),
     compute_capability=(9, 0),
+    device_name="NVIDIA H100 80GB HBM3",
+    fp8_encoding="OCP",
+    traits_source=_nvidia_traits("NVIDIA H100 80GB HBM3", "H100"),
 )
 
 H100_PCIE = Card(
@@ -129,6 +142,9 @@ H100_PCIE = Card(
     host_gb_per_s=64,
     host_source="NVIDIA H100 datasheet (PCIe column) lists PCIe Gen5 at 128 GB/s, both directions added: 64 GB/s each way",
     compute_capability=(9, 0),
+    device_name="NVIDIA H100 PCIe",
+    fp8_encoding="OCP",
+    traits_source=_nvidia_traits("NVIDIA H100 PCIe", "H100"),
 )
 
 H200_SXM = Card(
@@ -148,6 +164,9 @@ H200_SXM = Card(
     host_gb_per_s=64,
     host_source="NVIDIA H200 datasheet (SXM column) lists PCIe Gen5 at 128 GB/s, both directions added: 64 GB/s each way",
     compute_capability=(9, 0),
+    device_name="NVIDIA H200",
+    fp8_encoding="OCP",
+    traits_source=_nvidia_traits("NVIDIA H200", "H200"),
 )
 
 B200 = Card(
@@ -168,6 +187,10 @@ B200 = Card(
     host_gb_per_s=64,
     host_source="PCIe Gen5 x16 host interface at the PCIe 5.0 rate, 64 GB/s each way (the HGX B200 table lists NVLink, not the host link)",
     compute_capability=(10, 0),
+    device_name="NVIDIA B200",
+    fp8_encoding="OCP",
+    fp4_formats="NVFP4 and MXFP4",
+    traits_source=_nvidia_traits("NVIDIA B200", "HGX B200", fp4=True),
 )
 
 A100_80 = Card(
@@ -187,6 +210,9 @@ A100_80 = Card(
     host_gb_per_s=32,
     host_source="NVIDIA A100 datasheet (80GB SXM column) lists PCIe Gen4 at 64 GB/s, both directions added: 32 GB/s each way",
     compute_capability=(8, 0),
+    device_name="NVIDIA A100-SXM4-80GB",
+    fp8_encoding="",
+    traits_source=_nvidia_traits("NVIDIA A100-SXM4-80GB", "A100", fp8=False),
 )
 
 A100_40 = Card(
@@ -206,6 +232,9 @@ A100_40 = Card(
     host_gb_per_s=32,
     host_source="NVIDIA A100 datasheet (40GB SXM column) lists PCIe Gen4 at 64 GB/s, both directions added: 32 GB/s each way",
     compute_capability=(8, 0),
+    device_name="NVIDIA A100-SXM4-40GB",
+    fp8_encoding="",
+    traits_source=_nvidia_traits("NVIDIA A100-SXM4-40GB", "A100", fp8=False),
 )
 
 L40S = Card(
@@ -225,6 +254,9 @@ L40S = Card(
     host_gb_per_s=32,
     host_source="NVIDIA L40S datasheet lists PCIe Gen4 at 64 GB/s, both directions added: 32 GB/s each way",
     compute_capability=(8, 9),
+    device_name="NVIDIA L40S",
+    fp8_encoding="OCP",
+    traits_source=_nvidia_traits("NVIDIA L40S", "L40S"),
 )
 
 L4 = Card(
@@ -244,6 +276,9 @@ L4 = Card(
     host_gb_per_s=32,
     host_source="NVIDIA L4 datasheet lists PCIe Gen4 at 64 GB/s, both directions added: 32 GB/s each way",
     compute_capability=(8, 9),
+    device_name="NVIDIA L4",
+    fp8_encoding="OCP",
+    traits_source=_nvidia_traits("NVIDIA L4", "L4"),
 )
 
 MI300X = Card(
@@ -263,6 +298,11 @@ MI300X = Card(
     host_gb_per_s=64,
     host_source="AMD Instinct MI300X data sheet: PCIe Gen5 x16, 128 GB/s both directions added: 64 GB/s each way",
     compute_capability=(9, 4),
+    device_name="AMD_Instinct_MI300X",
+    fp8_encoding="FNUZ",
+    traits_source=("vLLM names the card AMD_Instinct_MI300X (vllm/platforms/rocm.py, _ROCM_DEVICE_ID_NAME_MAP, device "
+                   "0x74a1); AMD CDNA 3 (MI300X): fp8 in the FNUZ encodings, PyTorch's float8_e4m3fnuz and "
+                   "float8_e5m2fnuz, and no fp4"),
 )
 
 CARDS: dict[str, Card] = {

@@ -109,10 +109,11 @@ class Release:
 
     def batch_tier(self, card: Card) -> BatchTier:
         """The tier a card gets: chosen by NVML's total (nvidia-smi's) in bytes against 2^30-byte GiB; an
-        A100 is kept on the small tier by its name."""
+        A100 is kept on the small tier by the name the driver gives it (get_batch_defaults reads
+        current_platform.get_device_name())."""
         total = card.reported_capacity.value
         return next(t for t in self.batch_tiers
-                    if total >= t.from_gib * GiB and not (t.excludes_a100 and "a100" in card.name.lower()))
+                    if total >= t.from_gib * GiB and not (t.excludes_a100 and "a100" in card.device_name.lower()))
 
     def batch_defaults(self, card: Card, entry: str = ENTRY_SERVE) -> tuple[int, int]:
         """(max_num_batched_tokens, max_num_seqs) before the adjustments for a short max_model_len."""
