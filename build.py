@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Build the runbook: content → parse → compute → render → inline → write.
+"""Build the runbook: a Site passed through STAGES, in the order that list gives.
 
     python build.py              every written document, and the contents page
     python build.py --doc 06     one document
@@ -28,7 +28,7 @@ from calc.core.present import figure, leaves, resolve, show
 from calc.core.units import Result
 from runbook import components
 from runbook.catalogue import Catalogue, read_catalogue
-from runbook.compute import compute, derived_numbers
+from runbook.compute import compute as compute_page, derived_numbers, reference_text
 from runbook.dialect import make_markdown
 from runbook.errors import ContentError
 from runbook.inline import NotSelfContained, check_self_contained, inline_assets
@@ -39,6 +39,7 @@ from runbook.provenance import Explainer, Provenance, deriving_documents
 from runbook.register import Namespace, counts, gathered, register_page
 from runbook.search import search_index
 from runbook.serve import serve
+from runbook.site import Site
 from runbook.tokens import StaleCounts, check as check_token_counts
 from runbook.vendor import VendorError, packed
 from runbook.write import write_site
@@ -50,19 +51,32 @@ CSP = ("default-src 'none'; script-src 'unsafe-inline' blob: 'wasm-unsafe-eval';
        "form-action 'none'")
 
 
-def read(content: Path, only: str | None) -> tuple[Catalogue, list[Page]]:
+def read(site: Site) -> None:
     """Every written document: even a one-document build reads the others, to check links into them."""
-    catalogue = read_catalogue(content)
-    if only is not None:
-        entry = catalogue.entry(only)
+    site.catalogue = read_catalogue(site.content)
+    if site.only is not None:
+        entry = site.catalogue.entry(site.only)
         if entry is None:
-            raise SystemExit(f"build.py: no document numbered '{only}' in content/runbook.toml")
+            raise SystemExit(f"build.py: no document numbered '{site.only}' in content/runbook.toml")
         if not entry.written:
-            raise SystemExit(f"build.py: document {only} has no content file yet (content/{entry.file})")
-    return catalogue, [read_page(entry, content) for entry in catalogue.entries if entry.written]
+            raise SystemExit(f"build.py: document {site.only} has no content file yet (content/{entry.file})")
+    site.pages = [read_page(entry, site.content) for entry in site.catalogue.entries if entry.written]
 
 
-def parse(page: Page, md) -> None:
+def check_samples(site: Site) -> None:
+    """Document 01's token counts are what the tokenizer measures on the samples now."""
+    if (site.content / "samples").is_dir():
+        check_token_counts(site.content / "samples")
+
+
+def parse(site: Site) -> None:
+    site.md = make_markdown()
+    components.install(site.md)
+    for page in site.pages:
+        parse_page(page, site.md)
+
+
+def parse_page(page: Page, md) -> None:
     page.tokens = md.parse(page.body)
     components.count_figure_steps(page.tokens)
     for key, text in _meta_strings(page.meta):
@@ -76,9 +90,69 @@ def _meta_strings(meta: dict) -> list[tuple[str, str]]:
     return found
 
 
-def compute_page(page: Page, namespace: dict, pictures: set[str], derived: list) -> None:
-    compute(page, namespace, pictures, derived)
-    page.charts = [t.meta["values"] for t in page.tokens if t.type == "directive" and t.info == "chart"]
+def check_pages(site: Site) -> None:
+    check_once_in_the_runbook(site.pages)
+
+
+def make_namespace(site: Site) -> None:
+    """calc's facts, and the runbook's own counts, which come from the parsed pages."""
+    site.register = register_page(site.pages)
+    site.namespace = Namespace(counts(site.pages, site.register))
+    site.jinja = make_jinja(site.templates, site.namespace)
+
+
+def link(site: Site) -> None:
+    by_number = {page.entry.number: page for page in site.pages}
+    for page in site.pages:
+        link_documents(page, by_number, site.catalogue)
+
+
+def compute(site: Site) -> None:
+    site.every_fact = list(leaves(site.namespace))
+    site.derived = derived_numbers(site.every_fact)
+    pictures = {p.stem.removesuffix(".html") for p in (site.templates / "components" / "figures").glob("*.html.j2")}
+    for page in site.computed:
+        compute_page(page, site.namespace, pictures, site.derived)
+        page.charts = [t.meta["values"] for t in page.tokens if t.type == "directive" and t.info == "chart"]
+
+
+def gather_register(site: Site) -> None:
+    if site.register in site.chosen:
+        for token in site.register.tokens:
+            if token.type == "directive" and token.info == "register":
+                token.meta["values"] = gathered(site.pages, site.register)
+
+
+def index(site: Site) -> None:
+    """The search index every page carries."""
+    site.jinja.globals["search_json"] = Markup(search_index(site.pages, site.catalogue, reference_text(site.namespace)))
+
+
+def explainer(site: Site) -> None:
+    """What each page's number popovers show (runbook/provenance.py)."""
+    site.explain = Explainer(Provenance(site.every_fact), site.namespace, deriving_documents(site.pages),
+                             {e.number: [e.title, e.output_name] for e in site.catalogue.entries if e.written})
+
+
+def render_pages(site: Site) -> None:
+    for page in site.chosen:
+        render(page, site.catalogue, site.md, site.jinja, site.explain)
+        site.outputs[page.entry.output_name] = inline_assets(page.html, site.templates).encode("utf-8")
+
+
+def render_whole_runbook(site: Site) -> None:
+    """The edition, the attachments and the contents page, which lists them all: for a whole build."""
+    if site.only is not None:
+        return
+    edition = inline_assets(render_edition(site.pages, site.catalogue, site.md, site.jinja, site.explain), site.templates)
+    site.outputs[EDITION] = edition.encode("utf-8")
+    site.outputs.update(site.attachments)
+    files = {name: len(data) for name, data in site.outputs.items()}
+    site.outputs["index.html"] = inline_assets(render_index(site.catalogue, site.jinja, files), site.templates).encode("utf-8")
+
+
+def write(site: Site) -> None:
+    write_site(site.outputs, site.out, replace_all=site.only is None)
 
 
 def make_jinja(templates: Path, namespace: dict) -> Environment:
@@ -116,17 +190,11 @@ def render_parts(page: Page, md, env: dict) -> dict:
             "body": Markup(md.renderer.render(page.tokens, md.options, env))}
 
 
-def fill_register(page: Page, found: list) -> None:
-    for token in page.tokens:
-        if token.type == "directive" and token.info == "register":
-            token.meta["values"] = found
-
-
 def _uses(pages: list[Page], directive: str) -> bool:
     return any(t.type == "directive" and t.info == directive for page in pages for t in page.tokens)
 
 
-def render(page: Page, catalogue: Catalogue, md, jinja: Environment, explain: "Explainer") -> None:
+def render(page: Page, catalogue: Catalogue, md, jinja: Environment, explain: Explainer) -> None:
     previous, following = catalogue.neighbours(page.entry.number)
     charts = {chart["id"]: {"data": chart["data"], "layout": chart["layout"]} for chart in page.charts}
     page.html = jinja.get_template("document.html.j2").render(
@@ -138,7 +206,7 @@ def render(page: Page, catalogue: Catalogue, md, jinja: Environment, explain: "E
     )
 
 
-def render_edition(pages: list[Page], catalogue: Catalogue, md, jinja: Environment, explain: "Explainer") -> str:
+def render_edition(pages: list[Page], catalogue: Catalogue, md, jinja: Environment, explain: Explainer) -> str:
     """Every document in reading order in one file, on one copy of the runtime: the file a reader keeps."""
     articles = [render_parts(page, md, {"jinja": jinja, "edition": page.entry.number, "catalogue": catalogue})
                 for page in pages]
@@ -164,46 +232,18 @@ def _script_json(data: object) -> str:
     return json.dumps(data, sort_keys=True, separators=(",", ":"), ensure_ascii=False).replace("</", "<\\/")
 
 
+STAGES = [read, check_samples, parse, check_pages, make_namespace, link, compute, gather_register, index, explainer,
+          render_pages, render_whole_runbook, write]
+
+
 def build(content: Path, out: Path, only: str | None = None, templates: Path = ROOT / "templates",
           attachments: dict[str, bytes] | None = None) -> dict[str, bytes]:
     """Run every stage; return what was written, by file name. `attachments` (the PDFs) are written
     with the site and offered on its contents page."""
-    catalogue, pages = read(content, only)
-    if (content / "samples").is_dir():
-        check_token_counts(content / "samples")
-    md = make_markdown()
-    components.install(md)
-    pictures = {p.stem.removesuffix(".html") for p in (templates / "components" / "figures").glob("*.html.j2")}
-    for page in pages:
-        parse(page, md)
-    check_once_in_the_runbook(pages)
-    holder = register_page(pages)
-    namespace = Namespace(counts(pages, holder))
-    jinja = make_jinja(templates, namespace)
-    jinja.globals["search_json"] = Markup(search_index(pages, catalogue, namespace))
-    every_fact = list(leaves(namespace))
-    derived = derived_numbers(every_fact)
-    explain = Explainer(Provenance(every_fact), namespace, deriving_documents(pages),
-                        {e.number: [e.title, e.output_name] for e in catalogue.entries if e.written})
-    chosen = [page for page in pages if only is None or page.entry.number == only]
-    by_number = {page.entry.number: page for page in pages}
-    for page in pages if holder in chosen else chosen:  # the register draws every document's corrections
-        link_documents(page, by_number, catalogue)
-        compute_page(page, namespace, pictures, derived)
-    if holder in chosen:
-        fill_register(holder, gathered(pages, holder))
-    outputs: dict[str, bytes] = {}
-    for page in chosen:
-        render(page, catalogue, md, jinja, explain)
-        outputs[page.entry.output_name] = inline_assets(page.html, templates).encode("utf-8")
-    if only is None:
-        edition = inline_assets(render_edition(pages, catalogue, md, jinja, explain), templates)
-        outputs[EDITION] = edition.encode("utf-8")
-        outputs.update(attachments or {})
-        files = {name: len(data) for name, data in outputs.items()}
-        outputs["index.html"] = inline_assets(render_index(catalogue, jinja, files), templates).encode("utf-8")
-    write_site(outputs, out, replace_all=only is None)
-    return outputs
+    site = Site(content, out, only, templates, attachments or {})
+    for stage in STAGES:
+        stage(site)
+    return site.outputs
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -39,7 +39,7 @@ def compute(page: Page, namespace: Mapping[str, Any], pictures: set[str], derive
             if token.type in ("softbreak", "hardbreak"):
                 line += 1
             elif token.type == "calc_ref":
-                _resolve_reference(page, token, line, namespace)
+                resolve_reference(page, token, line, namespace)
             elif token.type == "text":
                 _reject_typed_numbers(page, token.content, line, derived, names)
     calculators = {t.content.partition("|")[0].strip() for t in page.tokens
@@ -117,7 +117,17 @@ def _check_figure(page: Page, token: Token, line: int, pictures: set[str]) -> No
         raise ContentError(page.path, line, "a figure needs its steps as a numbered list inside it")
 
 
-def _resolve_reference(page: Page, token: Token, line: int, namespace: Mapping[str, Any]) -> None:
+def reference_text(namespace: Mapping[str, Any]):
+    """A reference's text as the page prints it, resolved now if its page was not computed (the
+    search index reads every page's headings, even when the build writes one document)."""
+    def text(page: Page, token: Token) -> str:
+        if "text" not in token.meta:
+            resolve_reference(page, token, page.line_of(token), namespace)
+        return token.meta["text"]
+    return text
+
+
+def resolve_reference(page: Page, token: Token, line: int, namespace: Mapping[str, Any]) -> None:
     meta = token.meta
     if meta.get("malformed"):
         raise ContentError(page.path, line, f"malformed reference {token.content!r}: "

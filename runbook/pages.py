@@ -33,6 +33,15 @@ class Page:
         """A line of the body (0-based, as markdown-it counts) as a line of the file."""
         return self.body_offset + body_line + 1
 
+    def line_of(self, inline: Any) -> int:
+        """The file line an inline token is on."""
+        for children, line in self.inline_runs():
+            for token in children:
+                if token is inline:
+                    return line
+                line += token.type in ("softbreak", "hardbreak")
+        return 1
+
     def inline_runs(self) -> Iterator[tuple[list, int]]:
         """Every run of inline tokens in the page (front matter, titles and tags included), with the
         file line it starts on."""
