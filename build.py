@@ -9,7 +9,8 @@
     python build.py --serve      build, serve on localhost, rebuild and reload on every change
     python build.py --pdf        also print the edition and each quick learn to PDF (Chromium)
 
-A fault in content stops the build with `file:line: what is wrong` and leaves site/ as it was.
+A fault in content stops the build with `file:line: what is wrong` and leaves site/ as it was; a
+bug in the build or in calc stops it too, with its traceback, said to be a bug and not content.
 """
 from __future__ import annotations
 
@@ -18,18 +19,21 @@ import json
 import sys
 import tempfile
 import time
+import traceback
 from pathlib import Path
 
 from jinja2 import Environment, FileSystemLoader, StrictUndefined, select_autoescape
 from markupsafe import Markup
 
 from calc.facts import facts
-from calc.core.present import figure, leaves, resolve, show
+from calc.core.present import leaves, resolve, show
 from calc.core.units import Result
-from runbook import components
 from runbook.catalogue import Catalogue, read_catalogue
-from runbook.compute import compute as compute_page, derived_numbers, reference_text
+from runbook.components.base import registry
+from runbook.components.reference import reference_html, resolve_reference, shown
+from runbook.compute import check_components, derived_numbers, guard_typed_numbers, resolve_references
 from runbook.dialect import make_markdown
+from runbook.factcache import every_fact
 from runbook.errors import ContentError
 from runbook.inline import NotSelfContained, check_self_contained, inline_assets
 from runbook.links import check_once_in_the_runbook, link_documents
@@ -71,14 +75,12 @@ def check_samples(site: Site) -> None:
 
 def parse(site: Site) -> None:
     site.md = make_markdown()
-    components.install(site.md)
     for page in site.pages:
         parse_page(page, site.md)
 
 
 def parse_page(page: Page, md) -> None:
     page.tokens = md.parse(page.body)
-    components.count_figure_steps(page.tokens)
     for key, text in _meta_strings(page.meta):
         page.meta_tokens[key] = md.parseInline(text)[0].children or []
 
@@ -91,7 +93,8 @@ def _meta_strings(meta: dict) -> list[tuple[str, str]]:
 
 
 def check_pages(site: Site) -> None:
-    check_once_in_the_runbook(site.pages)
+    once = {name for name, directive in registry(site.md).directives.items() if directive.once_in_the_runbook}
+    check_once_in_the_runbook(site.pages, once)
 
 
 def make_namespace(site: Site) -> None:
@@ -108,24 +111,38 @@ def link(site: Site) -> None:
 
 
 def compute(site: Site) -> None:
-    site.every_fact = list(leaves(site.namespace))
-    site.derived = derived_numbers(site.every_fact)
-    pictures = {p.stem.removesuffix(".html") for p in (site.templates / "components" / "figures").glob("*.html.j2")}
+    """References resolved and components checked: a fault in them stops the build before every
+    fact is listed."""
     for page in site.computed:
-        compute_page(page, site.namespace, pictures, site.derived)
-        page.charts = [t.meta["values"] for t in page.tokens if t.type == "directive" and t.info == "chart"]
+        resolve_references(page, site.namespace)
+        check_components(page, registry(site.md), site.namespace, site.templates)
+        page.charts = [page.values[id(t)] for t in page.tokens if t.type == "directive" and t.info == "chart"]
+
+
+def list_facts(site: Site) -> None:
+    """Every fact, from the cache while calc is unchanged (runbook/factcache.py)."""
+    site.every_fact = every_fact(site.namespace)
+    site.derived = derived_numbers(site.every_fact)
+
+
+def guard_numbers(site: Site) -> None:
+    for page in site.computed:
+        guard_typed_numbers(page, site.derived)
 
 
 def gather_register(site: Site) -> None:
     if site.register in site.chosen:
         for token in site.register.tokens:
             if token.type == "directive" and token.info == "register":
-                token.meta["values"] = gathered(site.pages, site.register)
+                site.register.values[id(token)] = gathered(site.pages, site.register)
 
 
 def index(site: Site) -> None:
-    """The search index every page carries."""
-    site.jinja.globals["search_json"] = Markup(search_index(site.pages, site.catalogue, reference_text(site.namespace)))
+    """The search index every page carries; a page this build does not compute has the references
+    the index reads resolved here."""
+    def reference_text(page: Page, token) -> str:
+        return resolve_reference(page, token, page.line_of(token), site.namespace)[0]
+    site.jinja.globals["search_json"] = Markup(search_index(site.pages, site.catalogue, reference_text))
 
 
 def explainer(site: Site) -> None:
@@ -161,7 +178,7 @@ def make_jinja(templates: Path, namespace: dict) -> Environment:
 
     def fact(path: str, filter_name: str = "") -> Markup:
         ref = path + (f"|{filter_name}" if filter_name else "")
-        return Markup(components.reference_html(ref, *figure(namespace, ref)))
+        return Markup(reference_html(ref, *shown(namespace, ref)))
 
     jinja.globals["fact"] = fact
     jinja.filters["css_string"] = css_string
@@ -199,7 +216,7 @@ def render(page: Page, catalogue: Catalogue, md, jinja: Environment, explain: Ex
     charts = {chart["id"]: {"data": chart["data"], "layout": chart["layout"]} for chart in page.charts}
     page.html = jinja.get_template("document.html.j2").render(
         catalogue=catalogue, previous=previous, next=following, csp=CSP,
-        **render_parts(page, md, {"jinja": jinja, "catalogue": catalogue}),
+        **render_parts(page, md, {"jinja": jinja, "catalogue": catalogue, "page": page}),
         charts=bool(charts), charts_json=Markup(_script_json(charts)),
         calculator=_uses([page], "calculator"), tokenizer=_uses([page], "tokenizer"), note=_uses([page], "note"),
         provenance_packed=packed(explain([page]).encode("utf-8"), "provenance.json"),
@@ -208,7 +225,7 @@ def render(page: Page, catalogue: Catalogue, md, jinja: Environment, explain: Ex
 
 def render_edition(pages: list[Page], catalogue: Catalogue, md, jinja: Environment, explain: Explainer) -> str:
     """Every document in reading order in one file, on one copy of the runtime: the file a reader keeps."""
-    articles = [render_parts(page, md, {"jinja": jinja, "edition": page.entry.number, "catalogue": catalogue})
+    articles = [render_parts(page, md, {"jinja": jinja, "edition": page.entry.number, "catalogue": catalogue, "page": page})
                 for page in pages]
     charts = {chart["id"]: {"data": chart["data"], "layout": chart["layout"]} for page in pages for chart in page.charts}
     documents = jinja.get_template("edition-documents.html.j2").render(articles=articles)
@@ -232,8 +249,8 @@ def _script_json(data: object) -> str:
     return json.dumps(data, sort_keys=True, separators=(",", ":"), ensure_ascii=False).replace("</", "<\\/")
 
 
-STAGES = [read, check_samples, parse, check_pages, make_namespace, link, compute, gather_register, index, explainer,
-          render_pages, render_whole_runbook, write]
+STAGES = [read, check_samples, parse, check_pages, make_namespace, link, compute, list_facts, guard_numbers,
+          gather_register, index, explainer, render_pages, render_whole_runbook, write]
 
 
 def build(content: Path, out: Path, only: str | None = None, templates: Path = ROOT / "templates",
@@ -280,6 +297,11 @@ def main(argv: list[str] | None = None) -> int:
         print(f"build.py: {err}", file=sys.stderr)
         print("build stopped; the previous site is untouched", file=sys.stderr)
         return 1
+    except Exception:  # anything else is a bug, in the build or in calc, never the author's to fix
+        print("build.py: a bug in the build or in calc (not in content) stopped the build:", file=sys.stderr)
+        traceback.print_exc()
+        print("build stopped; the previous site is untouched", file=sys.stderr)
+        return 2
     for name, data in sorted(outputs.items()):
         print(f"wrote {_relative(args.out / name)}  {len(data):,} bytes")
     print(f"built {len(outputs)} file(s) in {time.perf_counter() - started:.2f} s")

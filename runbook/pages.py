@@ -26,6 +26,10 @@ class Page:
     body_offset: int
     tokens: list = field(default_factory=list)
     meta_tokens: dict[str, list] = field(default_factory=dict)
+    # What the stages derive, kept off the tokens, by id(token) (markdown-it's tokens are unhashable):
+    hrefs: dict[int, str] = field(default_factory=dict)  # link stage: each checked link's target
+    references: dict[int, tuple[str, str]] = field(default_factory=dict)  # compute: a reference's text, arithmetic
+    values: dict[int, Any] = field(default_factory=dict)  # compute: what each directive's check derived
     charts: list[dict] = field(default_factory=list)
     html: str = ""
 
