@@ -36,7 +36,7 @@ from runbook.dialect import make_markdown
 from runbook.factcache import every_fact
 from runbook.errors import ContentError
 from runbook.inline import NotSelfContained, check_self_contained, inline_assets
-from runbook.links import check_once_in_the_runbook, link_documents
+from runbook.links import IN_EDITION, IN_PAGE, check_once_in_the_runbook, link_documents, placed
 from runbook.pages import Page, read_page
 from runbook.pdf import PrintError, print_site
 from runbook.provenance import Explainer, Provenance, deriving_documents
@@ -151,17 +151,23 @@ def explainer(site: Site) -> None:
                              {e.number: [e.title, e.output_name] for e in site.catalogue.entries if e.written})
 
 
+def render_markdown(site: Site) -> None:
+    """Each written document's Markdown, rendered once for its page and the edition alike."""
+    for page in site.chosen:
+        page.parts = render_parts(page, site.md, {"jinja": site.jinja, "catalogue": site.catalogue, "page": page})
+
+
 def render_pages(site: Site) -> None:
     for page in site.chosen:
-        render(page, site.catalogue, site.md, site.jinja, site.explain)
-        site.outputs[page.entry.output_name] = inline_assets(page.html, site.templates).encode("utf-8")
+        html = render(page, site.catalogue, site.jinja, site.explain)
+        site.outputs[page.entry.output_name] = inline_assets(html, site.templates).encode("utf-8")
 
 
 def render_whole_runbook(site: Site) -> None:
     """The edition, the attachments and the contents page, which lists them all: for a whole build."""
     if site.only is not None:
         return
-    edition = inline_assets(render_edition(site.pages, site.catalogue, site.md, site.jinja, site.explain), site.templates)
+    edition = inline_assets(render_edition(site.pages, site.catalogue, site.jinja, site.explain), site.templates)
     site.outputs[EDITION] = edition.encode("utf-8")
     site.outputs.update(site.attachments)
     files = {name: len(data) for name, data in site.outputs.items()}
@@ -198,35 +204,38 @@ def css_string(text: str) -> Markup:
 
 
 def render_parts(page: Page, md, env: dict) -> dict:
-    """A document's header and body as HTML; `env` says where it lands (its own file, or the edition)."""
-    inline = {key: Markup(md.renderer.render(tokens, md.options, env)) for key, tokens in page.meta_tokens.items()}
+    """A document's header and body as HTML, ids and links in both places it lands (runbook/links.py)."""
+    inline = {key: md.renderer.render(tokens, md.options, env) for key, tokens in page.meta_tokens.items()}
+    return {"inline": inline, "body": md.renderer.render(page.tokens, md.options, env)}
+
+
+def _placed_parts(page: Page, where: int) -> dict:
+    inline = {key: Markup(placed(html, where)) for key, html in page.parts["inline"].items()}
     tiles = [{"value": inline[f"tiles.{i}.value"], "label": inline[f"tiles.{i}.label"]}
              for i in range(len(page.meta.get("tiles", [])))]
     return {"entry": page.entry, "kicker": inline["kicker"], "title": inline["title"],
             "title_em": inline.get("title_em"), "lede": inline["lede"], "quote": inline.get("quote"), "tiles": tiles,
-            "body": Markup(md.renderer.render(page.tokens, md.options, env))}
+            "body": Markup(placed(page.parts["body"], where))}
 
 
 def _uses(pages: list[Page], directive: str) -> bool:
     return any(t.type == "directive" and t.info == directive for page in pages for t in page.tokens)
 
 
-def render(page: Page, catalogue: Catalogue, md, jinja: Environment, explain: Explainer) -> None:
+def render(page: Page, catalogue: Catalogue, jinja: Environment, explain: Explainer) -> str:
     previous, following = catalogue.neighbours(page.entry.number)
     charts = {chart["id"]: {"data": chart["data"], "layout": chart["layout"]} for chart in page.charts}
-    page.html = jinja.get_template("document.html.j2").render(
-        catalogue=catalogue, previous=previous, next=following, csp=CSP,
-        **render_parts(page, md, {"jinja": jinja, "catalogue": catalogue, "page": page}),
+    return jinja.get_template("document.html.j2").render(
+        catalogue=catalogue, previous=previous, next=following, csp=CSP, **_placed_parts(page, IN_PAGE),
         charts=bool(charts), charts_json=Markup(_script_json(charts)),
         calculator=_uses([page], "calculator"), tokenizer=_uses([page], "tokenizer"), note=_uses([page], "note"),
         provenance_packed=packed(explain([page]).encode("utf-8"), "provenance.json"),
     )
 
 
-def render_edition(pages: list[Page], catalogue: Catalogue, md, jinja: Environment, explain: Explainer) -> str:
+def render_edition(pages: list[Page], catalogue: Catalogue, jinja: Environment, explain: Explainer) -> str:
     """Every document in reading order in one file, on one copy of the runtime: the file a reader keeps."""
-    articles = [render_parts(page, md, {"jinja": jinja, "edition": page.entry.number, "catalogue": catalogue, "page": page})
-                for page in pages]
+    articles = [_placed_parts(page, IN_EDITION) for page in pages]
     charts = {chart["id"]: {"data": chart["data"], "layout": chart["layout"]} for page in pages for chart in page.charts}
     documents = jinja.get_template("edition-documents.html.j2").render(articles=articles)
     check_self_contained(documents)
@@ -250,7 +259,7 @@ def _script_json(data: object) -> str:
 
 
 STAGES = [read, check_samples, parse, check_pages, make_namespace, link, compute, list_facts, guard_numbers,
-          gather_register, index, explainer, render_pages, render_whole_runbook, write]
+          gather_register, index, explainer, render_markdown, render_pages, render_whole_runbook, write]
 
 
 def build(content: Path, out: Path, only: str | None = None, templates: Path = ROOT / "templates",

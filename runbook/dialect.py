@@ -20,7 +20,7 @@ from mdit_py_plugins.container import container_plugin
 
 from .components import PLUGINS
 from .components.base import OPEN, inline_tokens, note_heading, slug, unique
-from .links import placed_anchor, placed_href
+from .links import alternatives, edition_anchor, placed_href
 
 DIRECTIVE = re.compile(r"@([a-z][a-z-]*)(?:[ \t]+(.*?))?[ \t]*$")
 LANDING = "→ "
@@ -117,14 +117,15 @@ def landing_lines(state: StateCore) -> None:
 
 
 def render_heading_open(self, tokens: Sequence[Token], idx: int, options, env) -> str:
-    """A section's id as it reads where the HTML lands (runbook/links.py)."""
+    """A section's id, in its page and in the edition (runbook/links.py). The edition's is rendered
+    out of the token stream, as it always has been, which puts a line break after the tag."""
     token = tokens[idx]
     note_heading(env, int(token.tag[1]))
     anchor = token.attrGet("id")
-    if not anchor or placed_anchor(env, str(anchor)) == anchor:
+    if not anchor:
         return self.renderToken(tokens, idx, options, env)
-    placed = token.copy(attrs={**token.attrs, "id": placed_anchor(env, str(anchor))})
-    return self.renderToken([placed], 0, options, env)
+    in_edition = token.copy(attrs={**token.attrs, "id": edition_anchor(env["page"].entry.number, str(anchor))})
+    return alternatives(self.renderToken(tokens, idx, options, env), self.renderToken([in_edition], 0, options, env))
 
 
 def render_heading_close(self, tokens: Sequence[Token], idx: int, options, env) -> str:
@@ -135,7 +136,7 @@ def render_heading_close(self, tokens: Sequence[Token], idx: int, options, env) 
 
 
 def render_link_open(self, tokens: Sequence[Token], idx: int, options, env) -> str:
-    """A link as the link stage checked it (runbook/links.py), placed where the HTML lands."""
+    """A link as the link stage checked it, in its page and in the edition (runbook/links.py)."""
     token = tokens[idx]
     href = env["page"].hrefs.get(id(token), token.attrGet("href"))
     placed = token.copy(attrs={**token.attrs, "href": placed_href(env, str(href))})

@@ -91,33 +91,44 @@ def edition_href(href: str, number: str, catalogue: Catalogue) -> str:
     return "#" + edition_anchor(entry.number, anchor)
 
 
+# A document is rendered once, for both places it lands: its own file and the edition. What differs
+# between them (ids, and links that point at them) is written as both alternatives, and `placed`
+# keeps one. The marks are private-use characters, which HTML escaping leaves alone.
+ALTERNATIVES = re.compile("\ue000([^\ue001]*)\ue001([^\ue002]*)\ue002")
+IN_PAGE, IN_EDITION = 1, 2
+
+
+def alternatives(in_page: str, in_edition: str) -> str:
+    return f"\ue000{in_page}\ue001{in_edition}\ue002"
+
+
+def placed(html: str, where: int) -> str:
+    """Rendered HTML as it reads in its page (IN_PAGE) or in the edition (IN_EDITION)."""
+    return ALTERNATIVES.sub(lambda found: found.group(where), html)
+
+
 def placed_anchor(env: dict, anchor: str) -> str:
-    """A section's id where the HTML lands: in the edition it carries its document's number, so ids
-    stay unique in one file."""
-    return edition_anchor(env["edition"], anchor) if "edition" in env else anchor
+    """A section's id: in the edition it carries its document's number, so ids stay unique in one file."""
+    return alternatives(anchor, edition_anchor(env["page"].entry.number, anchor))
 
 
 def placed_href(env: dict, href: str) -> str:
-    """A checked link where the HTML lands: in the edition every document is a section of one file;
-    a correction drawn in the register keeps pointing at its own document."""
-    if "edition" in env:
-        return edition_href(href, env["edition"], env["catalogue"])
+    """A checked link: in the edition every document is a section of one file; a correction drawn in
+    the register keeps pointing at its own document."""
+    in_page = href
     if "source" in env and href.startswith("#"):
-        return env["catalogue"].entry(env["source"]).output_name + href
-    return href
+        in_page = env["page"].entry.output_name + href
+    return alternatives(in_page, edition_href(href, env["page"].entry.number, env["catalogue"]))
 
 
-def placed_section(env: dict, entry: Entry, section: str) -> str:
-    """A link to a section of another document, where the HTML lands."""
-    return "#" + edition_anchor(entry.number, section) if "edition" in env else f"{entry.output_name}#{section}"
+def placed_section(entry: Entry, section: str) -> str:
+    """A link to a section of another document."""
+    return alternatives(f"{entry.output_name}#{section}", "#" + edition_anchor(entry.number, section))
 
 
 def landing(env: dict, page: Page) -> dict:
     """The render env for another document's tokens drawn on this page (the register's corrections)."""
-    found = {**env, "page": page, "source": page.entry.number}
-    if "edition" in env:
-        found["edition"] = page.entry.number
-    return found
+    return {**env, "page": page, "source": page.entry.number}
 
 
 def check_once_in_the_runbook(pages: list[Page], once: set[str]) -> None:

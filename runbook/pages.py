@@ -31,7 +31,7 @@ class Page:
     references: dict[int, tuple[str, str]] = field(default_factory=dict)  # compute: a reference's text, arithmetic
     values: dict[int, Any] = field(default_factory=dict)  # compute: what each directive's check derived
     charts: list[dict] = field(default_factory=list)
-    html: str = ""
+    parts: dict[str, Any] = field(default_factory=dict)  # render: the header's and body's HTML, for page and edition
 
     def line(self, body_line: int) -> int:
         """A line of the body (0-based, as markdown-it counts) as a line of the file."""

@@ -19,7 +19,7 @@ def draw(gathered: list, renderer, options, env) -> list[dict[str, Any]]:
 
 
 def _registered(correction, renderer, options, env) -> dict[str, Any]:
-    return {"entry": correction.entry, "href": placed_section(env, correction.entry, correction.section),
+    return {"entry": correction.entry, "href": placed_section(correction.entry, correction.section),
             "html": Markup(renderer.render(correction.tokens, options, landing(env, correction.page)))}
 
 
