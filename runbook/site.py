@@ -43,6 +43,3 @@ class Site:
         """The pages whose references and components are resolved: the written ones, and every page
         when the register is written, since it draws every document's corrections."""
         return self.pages if self.register in self.chosen else self.chosen
-
-    def page(self, number: str) -> Page:
-        return next(page for page in self.pages if page.entry.number == number)
