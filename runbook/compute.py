@@ -1,22 +1,27 @@
 """The compute stage: every reference in a parsed page is looked up in calc, every component
-checked, and every number typed into the prose compared against what calc derives."""
+checked by its own check (runbook/components/), and every number typed into the prose compared
+against what calc derives. What it finds goes into the page's `references` and `values`.
+
+A fault in content is a ContentError at its line. Anything else a check raises is a fault in the
+build or in calc: it goes on as itself, with a note saying which component on which line it was
+checking."""
 from __future__ import annotations
 
 import re
+from contextlib import contextmanager
 from dataclasses import dataclass
-from typing import Any, Iterable, Mapping
+from functools import lru_cache
+from pathlib import Path
+from typing import Any, Iterable, Iterator, Mapping
 
 from markdown_it.token import Token
 
-from calc.calculator import Calculator
-from calc.calculators import CALCULATORS
 from calc.specs.cards import CARDS
 from calc.specs.models import CATALOGUE
-from calc.core.present import BadFilter, UnknownFact, figure
 from calc.core.units import Result
 
-from . import tables
-from .components import CHECKS, CONTAINERS, DIRECTIVES
+from .components.base import OPEN, BadArguments, Checking, Registry, arguments
+from .components.reference import resolve_reference
 from .errors import ContentError
 from .pages import Page
 
@@ -31,61 +36,54 @@ class DerivedNumber:
     scaled: float
 
 
-def compute(page: Page, namespace: Mapping[str, Any], pictures: set[str], derived: list[DerivedNumber]) -> None:
-    """Resolve references and component arguments in place; raise ContentError on the first fault.
-    `derived`: every number calc can print (derived_numbers), made once per build."""
-    names = _name_pattern()
-    _expand_tables(page, namespace)
+def resolve_references(page: Page, namespace: Mapping[str, Any]) -> None:
     for children, line in page.inline_runs():
         for token in children:
             if token.type in ("softbreak", "hardbreak"):
                 line += 1
             elif token.type == "calc_ref":
-                _resolve_reference(page, token, line, namespace)
-            elif token.type == "text":
-                _reject_typed_numbers(page, token.content, line, derived, names)
-    calculators = {t.content.partition("|")[0].strip() for t in page.tokens
-                   if t.type == "directive" and t.info == "calculator"}
-    for token in page.tokens:
+                resolve_reference(page, token, line, namespace)
+
+
+def check_components(page: Page, registry: Registry, namespace: Mapping[str, Any], templates: Path) -> None:
+    """Check every component on the page; what a directive's check derives goes into `page.values`."""
+    for i, token in enumerate(page.tokens):
         line = page.line(token.map[0]) if token.map else 1
         if token.type == "inline" and STRAY_FENCE.match(token.content):
             raise ContentError(page.path, line, f"'{token.content.split()[0]}' closes no component here: a component "
                                                 "inside another needs fewer colons than the one around it")
-        if token.type == "container_component_open":
+        if token.type == OPEN:
             _check_closed(page, token, line)
-        if token.type == "container_component_open" and token.meta["name"] == "live":
-            following = token.meta["args"].strip()
-            if following not in calculators:
-                raise ContentError(page.path, line, f"'::: live {following}' follows a calculator this page does not "
-                                                    f"have (on this page: {', '.join(sorted(calculators)) or 'none'})")
-            _check_live_region(page, page.tokens.index(token), CALCULATORS[following])
-        if token.type == "container_component_open" and token.meta["name"] not in CONTAINERS:
-            raise ContentError(page.path, line, f"unknown component '::: {token.meta['name']}' "
-                                                f"(known: {', '.join(sorted(CONTAINERS))})")
-        if token.type == "container_component_open" and token.meta["name"] == "figure":
-            _check_figure(page, token, line, pictures)
+            container = registry.containers.get(token.meta["name"])
+            if container is None:
+                raise ContentError(page.path, line, f"unknown component '::: {token.meta['name']}' "
+                                                    f"(known: {', '.join(sorted(registry.containers))})")
+            if container.check is not None:
+                with _checking(page, line, f"'::: {container.name}'"):
+                    container.check(Checking(page, i, namespace, templates))
         if token.type == "directive":
-            if token.info not in DIRECTIVES:
+            directive = registry.directives.get(token.info)
+            if directive is None:
                 raise ContentError(page.path, line, f"unknown component '@{token.info}' "
-                                                    f"(known: {', '.join('@' + d for d in sorted(DIRECTIVES))})")
-            try:
-                token.meta["values"] = CHECKS[token.info](token.content.partition("|")[0].strip(), namespace)
-            except (UnknownFact, ValueError, TypeError) as err:
-                raise ContentError(page.path, line, f"@{token.info}: {_explain(err)}") from None
+                                                    f"(known: {', '.join('@' + d for d in sorted(registry.directives))})")
+            with _checking(page, line, f"@{token.info}"):
+                try:
+                    page.values[id(token)] = directive.check(arguments(token), namespace)
+                except BadArguments as err:
+                    raise ContentError(page.path, line, f"@{token.info}: {err}") from None
 
 
-def _expand_tables(page: Page, namespace: Mapping[str, Any]) -> None:
-    """Each `@table` becomes its table's tokens before anything reads the page's references."""
-    expanded = []
-    for token in page.tokens:
-        if token.type != "directive" or token.info != "table":
-            expanded.append(token)
-            continue
-        try:
-            expanded += tables.table_tokens(token, namespace)
-        except (UnknownFact, ValueError, TypeError) as err:
-            raise ContentError(page.path, page.line(token.map[0]), f"@table: {_explain(err)}") from None
-    page.tokens = expanded
+@contextmanager
+def _checking(page: Page, line: int, component: str) -> Iterator[None]:
+    """A fault that is not in content (a bug in a component's check or in calc) goes on with its
+    traceback, noting where the build was."""
+    try:
+        yield
+    except ContentError:
+        raise
+    except Exception as err:
+        err.add_note(f"while checking {component} on line {line} of {page.path}")
+        raise
 
 
 def _check_closed(page: Page, token: Token, line: int) -> None:
@@ -100,66 +98,6 @@ def _check_closed(page: Page, token: Token, line: int) -> None:
                                             f"'{token.markup}' (as it stands it swallows everything after it)")
 
 
-def _check_live_region(page: Page, start: int, calculator: Calculator) -> None:
-    """What sits inside `::: live NAME` claims to follow NAME: a chart or bars it does not redraw
-    would keep the reference stack's drawing under captions that follow the reader's inputs."""
-    depth = 0
-    for token in page.tokens[start + 1:]:
-        if token.type == "container_component_open":
-            depth += 1
-        elif token.type == "container_component_close":
-            if depth == 0:
-                return
-            depth -= 1
-        elif token.type == "directive":
-            line = page.line(token.map[0])
-            args = token.content.partition("|")[0].strip()
-            if token.info == "chart" and args not in calculator.curves:
-                raise ContentError(page.path, line, f"@chart {args} sits in '::: live {calculator.name}', but that "
-                                                    f"calculator does not redraw it (it redraws: "
-                                                    f"{', '.join(sorted(calculator.curves)) or 'no charts'}); move "
-                                                    "the chart out of the live region or declare its curves")
-            if token.info == "levers" and calculator.bars is None:
-                raise ContentError(page.path, line, f"@levers sits in '::: live {calculator.name}', but that "
-                                                    "calculator declares no bars to redraw")
-
-
-def _check_figure(page: Page, token: Token, line: int, pictures: set[str]) -> None:
-    picture = token.meta["args"].partition("|")[0].strip()
-    if picture not in pictures:
-        raise ContentError(page.path, line, f"no figure picture named '{picture}' "
-                                            f"(known: {', '.join(sorted(pictures)) or 'none'})")
-    if not token.meta.get("steps"):
-        raise ContentError(page.path, line, "a figure needs its steps as a numbered list inside it")
-
-
-def _resolve_reference(page: Page, token: Token, line: int, namespace: Mapping[str, Any]) -> None:
-    meta = token.meta
-    if meta.get("malformed"):
-        raise ContentError(page.path, line, f"malformed reference {token.content!r}: "
-                                            "write {{ name.path }} or {{ name.path | number }}")
-    try:
-        meta["text"], meta["title"] = figure(namespace, meta["ref"])
-    except UnknownFact as err:
-        raise ContentError(page.path, line, f"unknown calc reference '{err.path}'{_suggest(err)}") from None
-    except BadFilter as err:
-        raise ContentError(page.path, line, f"{err} in {token.content}") from None
-    except TypeError as err:
-        raise ContentError(page.path, line, f"'{meta['ref']}' {err}") from None
-
-
-def _suggest(err: UnknownFact) -> str:
-    head = err.path.rsplit(".", 1)[0]
-    close = [k for k in err.known if k.startswith(head)] or err.known
-    return f"; known here: {', '.join(close[:12])}" if close else ""
-
-
-def _explain(err: Exception) -> str:
-    if isinstance(err, UnknownFact):
-        return f"unknown calc reference '{err.path}'{_suggest(err)}"
-    return str(err)
-
-
 def derived_numbers(facts: Iterable[tuple[str, Any]]) -> list[DerivedNumber]:
     """Every number calc can print (the namespace's leaves), in the unit it is printed in."""
     found = []
@@ -169,9 +107,18 @@ def derived_numbers(facts: Iterable[tuple[str, Any]]) -> list[DerivedNumber]:
     return found
 
 
-def _reject_typed_numbers(page: Page, text: str, line: int, derived: list[DerivedNumber],
-                          names: re.Pattern) -> None:
-    text = NOT_QUANTITIES.sub(" ", names.sub(" ", text))
+def guard_typed_numbers(page: Page, derived: list[DerivedNumber]) -> None:
+    """Stop at a number typed into the prose that calc derives: it would not follow the calculation."""
+    for children, line in page.inline_runs():
+        for token in children:
+            if token.type in ("softbreak", "hardbreak"):
+                line += 1
+            elif token.type == "text":
+                _reject_typed_numbers(page, token.content, line, derived)
+
+
+def _reject_typed_numbers(page: Page, text: str, line: int, derived: list[DerivedNumber]) -> None:
+    text = NOT_QUANTITIES.sub(" ", _name_pattern().sub(" ", text))
     for match in TYPED_NUMBER.finditer(text):
         whole, fraction, times = match.group(1), match.group(2) or "", match.group(3)
         typed = float(whole.replace(",", "") + fraction)
@@ -186,6 +133,7 @@ def _reject_typed_numbers(page: Page, text: str, line: int, derived: list[Derive
                     f"write {{{{ {number.path} }}}} so it follows the calculation")
 
 
+@lru_cache(maxsize=1)
 def _name_pattern() -> re.Pattern:
     """Product names carry digits ('Llama 3.1 8B', 'H100 SXM 80 GB') that are not quantities."""
     names = {m.name for m in CATALOGUE.values()} | {c.name for c in CARDS.values()}

@@ -1,4 +1,5 @@
-"""The runbook's Markdown dialect: CommonMark plus a few small, named markdown-it rules.
+"""The runbook's Markdown dialect: CommonMark plus a few small, named markdown-it rules, and the
+components, each a plugin of its own (runbook/components/).
 
 - `{{ ladder.kv_budget }}`          a number from calc (filters: number, worked, formula, digits N)
 - `::: card Title | tag` … `:::`    a component that wraps Markdown (containers nest with more colons)
@@ -9,53 +10,37 @@
 from __future__ import annotations
 
 import re
+from typing import Sequence
 
 from markdown_it import MarkdownIt
 from markdown_it.rules_block import StateBlock
 from markdown_it.rules_core import StateCore
-from markdown_it.rules_inline import StateInline
 from markdown_it.token import Token
 from mdit_py_plugins.container import container_plugin
 
-REFERENCE = re.compile(r"\{\{\s*([A-Za-z_][\w.]*)\s*(?:\|\s*([a-z]+)(?:\s+(\d+))?\s*)?\}\}")
+from .components import PLUGINS
+from .components.base import OPEN, inline_tokens, note_heading, slug, unique
+from .links import alternatives, edition_anchor, placed_href
+
 DIRECTIVE = re.compile(r"@([a-z][a-z-]*)(?:[ \t]+(.*?))?[ \t]*$")
 LANDING = "→ "
-
 
 
 def make_markdown() -> MarkdownIt:
     md = MarkdownIt("commonmark", {"html": False, "linkify": False, "typographer": False})
     md.enable("table")
-    md.inline.ruler.before("emphasis", "calc_reference", calc_reference)
     md.block.ruler.before("paragraph", "directive", directive)
     container_plugin(md, "component", validate=lambda params, *args: bool(params.strip()))
     md.core.ruler.push("component_titles", component_titles)
     md.core.ruler.push("heading_subtitles", heading_subtitles)
     md.core.ruler.push("subsection_ids", subsection_ids)
-    md.core.ruler.push("correction_ids", correction_ids)
     md.core.ruler.push("landing_lines", landing_lines)
-    md.core.ruler.push("fast_answer_pairs", fast_answer_pairs)
+    md.add_render_rule("heading_open", render_heading_open)
+    md.add_render_rule("heading_close", render_heading_close)
+    md.add_render_rule("link_open", render_link_open)
+    for plugin in PLUGINS:
+        md.use(plugin)
     return md
-
-
-def calc_reference(state: StateInline, silent: bool) -> bool:
-    """`{{ path | filter digits }}` becomes a calc_ref token; a malformed one is kept for the error."""
-    if not state.src.startswith("{{", state.pos):
-        return False
-    match = REFERENCE.match(state.src, state.pos)
-    end = match.end() if match else state.src.find("}}", state.pos) + 2
-    if end < 2:
-        end = state.posMax
-    if not silent:
-        token = state.push("calc_ref", "", 0)
-        token.content = state.src[state.pos:end]
-        if match:
-            spec = " ".join(part for part in match.group(2, 3) if part)
-            token.meta = {"ref": match.group(1) + (f"|{spec}" if spec else "")}
-        else:
-            token.meta = {"malformed": True}
-    state.pos = end
-    return True
 
 
 def directive(state: StateBlock, start: int, end: int, silent: bool) -> bool:
@@ -72,7 +57,7 @@ def directive(state: StateBlock, start: int, end: int, silent: bool) -> bool:
     token.map = [start, start + 1]
     token.info = match.group(1)
     token.content = match.group(2) or ""
-    token.meta = {"title_tokens": _inline_tokens(state.md, token.content.partition("|")[2].strip())}
+    token.meta = {"title_tokens": inline_tokens(state.md, token.content.partition("|")[2].strip())}
     state.line = start + 1
     return True
 
@@ -80,14 +65,14 @@ def directive(state: StateBlock, start: int, end: int, silent: bool) -> bool:
 def component_titles(state: StateCore) -> None:
     """Split `::: card Title | tag` into a name, and a title and tag parsed as inline Markdown."""
     for token in state.tokens:
-        if token.type != "container_component_open":
+        if token.type != OPEN:
             continue
         name, _, rest = token.info.strip().partition(" ")
         title, _, tag = rest.partition("|")
         token.meta = {
             "name": name,
-            "title_tokens": _inline_tokens(state.md, title.strip()),
-            "tag_tokens": _inline_tokens(state.md, tag.strip()),
+            "title_tokens": inline_tokens(state.md, title.strip()),
+            "tag_tokens": inline_tokens(state.md, tag.strip()),
             "args": rest.strip(),
         }
 
@@ -103,7 +88,7 @@ def heading_subtitles(state: StateCore) -> None:
             if child.type == "text" and " | " in child.content:
                 head, _, tail = child.content.partition(" | ")
                 child.content = head
-                subtitle = _inline_tokens(state.md, tail + "".join(c.content for c in inline.children[j + 1:]))
+                subtitle = inline_tokens(state.md, tail + "".join(c.content for c in inline.children[j + 1:]))
                 inline.children = inline.children[:j + 1]
                 token.meta = {"subtitle_tokens": subtitle}
                 break
@@ -116,26 +101,7 @@ def subsection_ids(state: StateCore) -> None:
     used = {t.attrGet("id") for t in tokens if t.type == "heading_open" and t.attrGet("id")}
     for i, token in enumerate(tokens):
         if token.type == "heading_open" and token.tag == "h3":
-            base = slug(tokens[i + 1].content)
-            name, n = base, 2
-            while name in used:
-                name, n = f"{base}-{n}", n + 1
-            used.add(name)
-            token.attrSet("id", name)
-
-
-def correction_ids(state: StateCore) -> None:
-    """Each correction gets an id from its claim (`was-…`), so the register can link to it."""
-    tokens = state.tokens
-    used = {t.attrGet("id") for t in tokens if t.attrGet("id")}
-    for token in tokens:
-        if token.type == "container_component_open" and token.meta.get("name") == "correction":
-            base = "was-" + "-".join(slug(token.meta["args"]).split("-")[:8])
-            name, n = base, 2
-            while name in used:
-                name, n = f"{base}-{n}", n + 1
-            used.add(name)
-            token.attrSet("id", name)
+            token.attrSet("id", unique(slug(tokens[i + 1].content), used))
 
 
 def landing_lines(state: StateCore) -> None:
@@ -150,34 +116,28 @@ def landing_lines(state: StateCore) -> None:
             token.attrSet("class", "landing")
 
 
-def fast_answer_pairs(state: StateCore) -> None:
-    """Inside `fast-answers`, each ### question and the answer under it become one pair."""
-    out: list[Token] = []
-    depth = 0
-    for token in state.tokens:
-        if token.type == "container_component_open" and token.info.strip().startswith("fast-answers"):
-            depth = token.level + 1
-        elif depth and token.level < depth:
-            if token.type == "container_component_close" and out[-1].type != "container_component_open":
-                out.append(Token("fast_answer_close", "div", -1))
-            depth = 0 if token.type == "container_component_close" else depth
-        elif depth and token.type == "heading_open" and token.level == depth:
-            if out[-1].type != "container_component_open":
-                out.append(Token("fast_answer_close", "div", -1))
-            opener = Token("fast_answer_open", "div", 1)
-            opener.attrSet("class", "fast-answer")
-            out.append(opener)
-        out.append(token)
-    state.tokens = out
+def render_heading_open(self, tokens: Sequence[Token], idx: int, options, env) -> str:
+    """A section's id, in its page and in the edition (runbook/links.py). The edition's is rendered
+    out of the token stream, as it always has been, which puts a line break after the tag."""
+    token = tokens[idx]
+    note_heading(env, int(token.tag[1]))
+    anchor = token.attrGet("id")
+    if not anchor:
+        return self.renderToken(tokens, idx, options, env)
+    in_edition = token.copy(attrs={**token.attrs, "id": edition_anchor(env["page"].entry.number, str(anchor))})
+    return alternatives(self.renderToken(tokens, idx, options, env), self.renderToken([in_edition], 0, options, env))
 
 
-def slug(text: str) -> str:
-    words = re.findall(r"[a-z0-9]+", re.sub(r"\{\{.*?\}\}", "", text.lower()))
-    return "-".join(words) or "section"
+def render_heading_close(self, tokens: Sequence[Token], idx: int, options, env) -> str:
+    opener = tokens[idx - 2]
+    subtitle = opener.meta.get("subtitle_tokens") if isinstance(opener.meta, dict) else None
+    extra = f' <span class="subtitle">{self.renderInline(subtitle, options, env)}</span>' if subtitle else ""
+    return f"{extra}</{tokens[idx].tag}>\n"
 
 
-def _inline_tokens(md: MarkdownIt, text: str) -> list[Token]:
-    if not text:
-        return []
-    tokens = md.parseInline(text)
-    return tokens[0].children or []
+def render_link_open(self, tokens: Sequence[Token], idx: int, options, env) -> str:
+    """A link as the link stage checked it, in its page and in the edition (runbook/links.py)."""
+    token = tokens[idx]
+    href = env["page"].hrefs.get(id(token), token.attrGet("href"))
+    placed = token.copy(attrs={**token.attrs, "href": placed_href(env, str(href))})
+    return self.renderToken([placed], 0, options, env)

@@ -15,7 +15,7 @@ from typing import Iterator
 
 from markdown_it.token import Token
 
-from .catalogue import Catalogue
+from .catalogue import Catalogue, Entry
 from .errors import ContentError
 from .pages import Page
 
@@ -41,7 +41,7 @@ def links(page: Page) -> Iterator[tuple[Token, int]]:
 
 
 def link_documents(page: Page, pages: dict[str, Page], catalogue: Catalogue) -> None:
-    """Check every link on the page and point each document link at its file."""
+    """Check every link on the page and point each document link at its file (`page.hrefs`)."""
     for token, line in links(page):
         href = str(token.attrGet("href") or "")
         if WEB.match(href):
@@ -59,7 +59,7 @@ def link_documents(page: Page, pages: dict[str, Page], catalogue: Catalogue) -> 
             raise ContentError(page.path, line, f"links to '#{anchor}' in document {number}, which has no such "
                                                 f"section (its sections: {', '.join(sorted(anchors(pages[number])))})")
         target = "" if number == page.entry.number else entry.output_name
-        token.attrSet("href", target + (f"#{anchor}" if anchor is not None else ""))
+        page.hrefs[id(token)] = target + (f"#{anchor}" if anchor is not None else "")
 
 
 def _target(page: Page, href: str, line: int, catalogue: Catalogue) -> tuple[str, str | None]:
@@ -91,13 +91,53 @@ def edition_href(href: str, number: str, catalogue: Catalogue) -> str:
     return "#" + edition_anchor(entry.number, anchor)
 
 
-def check_once_in_the_runbook(pages: list[Page]) -> None:
-    """A calculator or chart appears on one page only: the edition carries every page in one file,
-    where two copies would share ids and fight over one another's inputs."""
+# A document is rendered once, for both places it lands: its own file and the edition. What differs
+# between them (ids, and links that point at them) is written as both alternatives, and `placed`
+# keeps one. The marks are private-use characters, which HTML escaping leaves alone.
+ALTERNATIVES = re.compile("\ue000([^\ue001]*)\ue001([^\ue002]*)\ue002")
+IN_PAGE, IN_EDITION = 1, 2
+
+
+def alternatives(in_page: str, in_edition: str) -> str:
+    return f"\ue000{in_page}\ue001{in_edition}\ue002"
+
+
+def placed(html: str, where: int) -> str:
+    """Rendered HTML as it reads in its page (IN_PAGE) or in the edition (IN_EDITION)."""
+    return ALTERNATIVES.sub(lambda found: found.group(where), html)
+
+
+def placed_anchor(env: dict, anchor: str) -> str:
+    """A section's id: in the edition it carries its document's number, so ids stay unique in one file."""
+    return alternatives(anchor, edition_anchor(env["page"].entry.number, anchor))
+
+
+def placed_href(env: dict, href: str) -> str:
+    """A checked link: in the edition every document is a section of one file; a correction drawn in
+    the register keeps pointing at its own document."""
+    in_page = href
+    if "source" in env and href.startswith("#"):
+        in_page = env["page"].entry.output_name + href
+    return alternatives(in_page, edition_href(href, env["page"].entry.number, env["catalogue"]))
+
+
+def placed_section(entry: Entry, section: str) -> str:
+    """A link to a section of another document."""
+    return alternatives(f"{entry.output_name}#{section}", "#" + edition_anchor(entry.number, section))
+
+
+def landing(env: dict, page: Page) -> dict:
+    """The render env for another document's tokens drawn on this page (the register's corrections)."""
+    return {**env, "page": page, "source": page.entry.number}
+
+
+def check_once_in_the_runbook(pages: list[Page], once: set[str]) -> None:
+    """The directives named in `once` (a calculator, a chart) appear on one page only: the edition
+    carries every page in one file, where two copies would share ids and fight over one another's inputs."""
     seen: dict[tuple[str, str], Page] = {}
     for page in pages:
         for token in page.tokens:
-            if token.type == "directive" and token.info in ("calculator", "chart", "tokenizer"):
+            if token.type == "directive" and token.info in once:
                 key = (token.info, token.content.partition("|")[0].strip())
                 first = seen.setdefault(key, page)
                 if first is not page:

@@ -26,12 +26,25 @@ class Page:
     body_offset: int
     tokens: list = field(default_factory=list)
     meta_tokens: dict[str, list] = field(default_factory=dict)
+    # What the stages derive, kept off the tokens, by id(token) (markdown-it's tokens are unhashable):
+    hrefs: dict[int, str] = field(default_factory=dict)  # link stage: each checked link's target
+    references: dict[int, tuple[str, str]] = field(default_factory=dict)  # compute: a reference's text, arithmetic
+    values: dict[int, Any] = field(default_factory=dict)  # compute: what each directive's check derived
     charts: list[dict] = field(default_factory=list)
-    html: str = ""
+    parts: dict[str, Any] = field(default_factory=dict)  # render: the header's and body's HTML, for page and edition
 
     def line(self, body_line: int) -> int:
         """A line of the body (0-based, as markdown-it counts) as a line of the file."""
         return self.body_offset + body_line + 1
+
+    def line_of(self, inline: Any) -> int:
+        """The file line an inline token is on."""
+        for children, line in self.inline_runs():
+            for token in children:
+                if token is inline:
+                    return line
+                line += token.type in ("softbreak", "hardbreak")
+        return 1
 
     def inline_runs(self) -> Iterator[tuple[list, int]]:
         """Every run of inline tokens in the page (front matter, titles and tags included), with the

@@ -16,6 +16,7 @@ from calc.facts import Facts
 from calc.specs.stack import REFERENCE
 
 from .catalogue import Entry
+from .components.base import container_span, is_container
 from .pages import Page
 
 
@@ -23,9 +24,13 @@ from .pages import Page
 class Correction:
     """One correction, as its document wrote it: its tokens, from `::: correction` to its close."""
 
-    entry: Entry
+    page: Page = field(hash=False, compare=False)
     section: str  # its anchor in its document (`was-…`)
     tokens: list[Token] = field(hash=False, compare=False)
+
+    @property
+    def entry(self) -> Entry:
+        return self.page.entry
 
     @property
     def claim(self) -> str:
@@ -48,13 +53,8 @@ def corrections(page: Page) -> list[Correction]:
     for i, token in enumerate(tokens):
         if token.type == "heading_open" and token.tag == "h2":
             section = str(token.attrGet("id") or "")
-        if token.type == "container_component_open" and token.meta["name"] == "correction":
-            depth = 0
-            for j in range(i, len(tokens)):
-                depth += {"container_component_open": 1, "container_component_close": -1}.get(tokens[j].type, 0)
-                if depth == 0:
-                    found.append(Correction(page.entry, str(token.attrGet("id") or section), tokens[i:j + 1]))
-                    break
+        if is_container(token, "correction"):
+            found.append(Correction(page, str(token.attrGet("id") or section), tokens[container_span(tokens, i)]))
     return found
 
 

@@ -68,14 +68,21 @@ SAFE_85 = "".join(chr(c) for c in range(33, 127) if chr(c) not in "<>&'\"\\`^~")
 _TO_SAFE = str.maketrans(_RFC1924, SAFE_85)
 
 
-def cached(label: str, recipe: list[bytes], produce) -> bytes:
-    """Bytes made from `recipe`, kept on disk by its hash so later builds skip the work."""
+def cached(label: str, recipe: list[bytes], produce, only_latest: bool = False) -> bytes:
+    """Bytes made from `recipe`, kept on disk by its hash so later builds skip the work. With
+    `only_latest`, making a new one removes the label's others (for a kind with one current recipe)."""
     digest = hashlib.sha256(b"\0".join(hashlib.sha256(part).digest() for part in recipe)).hexdigest()[:24]
     path = CACHE / "made" / f"{label}-{digest}"
-    if path.is_file():
+    try:
         return path.read_bytes()
+    except FileNotFoundError:
+        pass
     data = produce()
     write_atomically(path, data)
+    if only_latest:
+        for other in path.parent.glob(f"{label}-*"):
+            if other != path:
+                other.unlink(missing_ok=True)
     return data
 
 

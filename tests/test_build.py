@@ -339,3 +339,36 @@ def test_the_register_draws_each_correction_with_links_into_its_own_document(con
     _break(content_copy, "::: correction ", "::: correction See [below](#the-ladder): ")
     start = build.build(content_copy, tmp_path / "site", "00")["00-start.html"].decode()
     assert '<a href="06-kv-cache.html#the-ladder">below</a>' in start
+
+
+def test_a_bug_in_a_component_is_reported_as_a_bug_with_its_traceback(monkeypatch, capsys, tmp_path):
+    """A check that fails on good content is a fault in the build, not a line of Markdown to fix."""
+    from runbook.components import ladder
+
+    def broken(args, namespace):
+        raise ValueError("a bug in the ladder's check")
+
+    monkeypatch.setattr(ladder, "check", broken)
+    out = tmp_path / "site"
+    out.mkdir()
+    (out / "previous.html").write_text("the previous build")
+    assert build.main(["--doc", "06", "--out", str(out)]) == 2
+    stderr = capsys.readouterr().err
+    assert "a bug in the build or in calc (not in content)" in stderr
+    assert "Traceback" in stderr and "ValueError: a bug in the ladder's check" in stderr
+    assert "while checking @ladder on line " in stderr
+    assert not re.search(r"06-kv-cache\.md:\d+: ", stderr)
+    assert [p.name for p in out.iterdir()] == ["previous.html"]
+
+
+def test_a_fault_in_calc_under_a_reference_is_a_bug_not_an_unknown_name(monkeypatch, content_copy):
+    """calc's sections are computed when first asked for: a KeyError inside one is calc's bug, and
+    must not read as 'unknown calc reference'."""
+    from calc import facts as calc_facts
+
+    def broken(stack, namespace):
+        raise KeyError("a bug in the ladder's section")
+
+    monkeypatch.setitem(calc_facts.SECTIONS, "ladder", broken)
+    with pytest.raises(KeyError, match="a bug in the ladder's section"):
+        build.build(content_copy, content_copy.parent / "site", "06")

@@ -27,13 +27,11 @@ ALWAYS = {"ladder.binds", "model.name", "ladder.users_worst", "ladder.users_page
 def _live_references() -> dict[str, set[str]]:
     """What each calculator's page asks of it: the references inside its `::: live` regions (asking
     every calculator for every fact calc has would run document 15's simulation for each example)."""
-    from runbook import components
-    from runbook.dialect import make_markdown
-    md = make_markdown()
-    components.install(md)
+    site = build.Site(build.ROOT / "content", build.ROOT / "site", None, build.ROOT / "templates", {})
+    build.read(site)
+    build.parse(site)
     found: dict[str, set[str]] = {}
-    for page in build.read(build.ROOT / "content", None)[1]:
-        build.parse(page, md)
+    for page in site.pages:
         following: list[str | None] = []
         for token in page.tokens:
             if token.type == "container_component_open":

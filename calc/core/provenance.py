@@ -89,7 +89,8 @@ class Provenance:
             parent = path.rsplit(".", 1)[0]
             if self.namespace is not None and "." in path:
                 try:
-                    if resolve(self.namespace, parent) is owner:
+                    # equal, not only the same object: the build's facts may come back from its cache
+                    if resolve(self.namespace, parent) == owner:
                         return path
                 except (KeyError, AttributeError, ArithmeticError, ValueError):
                     continue

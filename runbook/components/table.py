@@ -2,8 +2,8 @@
 added to the list gains its row on every page that draws the table.
 
 The directive becomes the tokens a Markdown table of `{{ references }}` parses to, before anything else
-reads the page: each cell is then resolved, checked, drawn and given its popover exactly as a reference
-typed into a table is.
+reads the page (the compute stage calls `expand` first): each cell is then resolved, checked, drawn and
+given its popover exactly as a reference typed into a table is.
 """
 from __future__ import annotations
 
@@ -11,17 +11,41 @@ from typing import Any, Mapping
 
 from markdown_it.token import Token
 
-from calc.core.present import Cell, Table, resolve
+from calc.core.present import Cell, Table, UnknownFact, resolve
+
+from ..errors import ContentError
+from ..pages import Page
+from .base import BadArguments
 
 
 def check(args: str, namespace: Mapping[str, Any]) -> Table:
     path, _, caption = args.partition("|")
     if caption.strip():
-        raise ValueError("a table takes no caption: write what it shows in the paragraph around it")
-    table = resolve(namespace, path.strip())
+        raise BadArguments("a table takes no caption: write what it shows in the paragraph around it")
+    if not path.strip():
+        raise BadArguments("name the table to draw, such as hardware.datasheet_table")
+    try:
+        table = resolve(namespace, path.strip())
+    except UnknownFact as err:
+        raise BadArguments(f"unknown calc reference '{err.path}'") from None
     if not isinstance(table, Table):
-        raise TypeError(f"'{path.strip()}' is not a table")
+        raise BadArguments(f"'{path.strip()}' is not a table")
     return table
+
+
+def expand(page: Page, namespace: Mapping[str, Any]) -> None:
+    """Each `@table` on the page becomes its table's tokens."""
+    expanded = []
+    for token in page.tokens:
+        if token.type != "directive" or token.info != "table":
+            expanded.append(token)
+            continue
+        try:
+            expanded += table_tokens(token, namespace)
+        except BadArguments as err:
+            raise ContentError(page.path, page.line(token.map[0]), f"@table: {err}") from None
+    page.tokens = expanded
+
 
 
 def table_tokens(directive: Token, namespace: Mapping[str, Any]) -> list[Token]:
