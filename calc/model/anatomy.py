@@ -62,7 +62,8 @@ class ParameterCount:
                 + term(feed_forward, f"{grouped(feed_forward)} feed-forward")
                 + term(self.norms_per_layer, f"{grouped(self.norms_per_layer)} norms"))
         return Result(expr.value, COUNT, formula=f"attention + feed-forward + norms, {which}", worked=f"{expr.text} = {grouped(expr.value)}",
-                      inputs=made_of(*(field(self.model, name) for name in _layer_fields(self.model))))
+                      inputs=made_of(*(field(self.model, name) for name in _layer_fields(self.model)
+                                        if getattr(self.model, name) is not None)))  # a latent model may leave q_lora_rank unset
 
     @property
     def block_matrices(self) -> int:
