@@ -13,10 +13,11 @@ from dataclasses import dataclass, field, replace
 from typing import Any, Callable, Iterator, Mapping
 
 from .facts import Facts, facts
-from .fields import CUSTOM, PASTED, Field, InputError, parse_config
+from .fields import CUSTOM, PASTED, Field, InputError, applied, parse_config
 from .specs.models import Model
 from .core.present import BadFilter, UnknownFact, figure, resolve
 from .core.provenance import Provenance
+from .specs.inputs import REFERENCE_INPUTS, DocumentInputs
 from .specs.stack import REFERENCE, Stack
 from .core.units import Result
 
@@ -30,8 +31,9 @@ def in_a_sentence(label: str) -> str:
 
 @dataclass(frozen=True)
 class Calculator:
-    """One calculator: its fields in order (each applied to the reference stack in turn), the
-    checks across them, and what besides references it answers: bars and chart curves."""
+    """One calculator: its fields in order (each applied in turn to the reference stack or, for a
+    document input, the reference inputs), the checks across them, and what besides references it
+    answers: bars and chart curves."""
 
     name: str
     label: str
@@ -50,16 +52,16 @@ class Calculator:
 
     @property
     def defaults(self) -> dict[str, str]:
-        return {f.name: f.default(REFERENCE) for f in self.fields}
+        return {f.name: f.default(REFERENCE, REFERENCE_INPUTS) for f in self.fields}
 
-    def stack(self, values: Mapping[str, Any], config_text: Any = None) -> tuple[Stack, dict[str, str]]:
-        """The stack the inputs describe, and notes on how they were read; every field at fault is
-        reported at once."""
+    def stack(self, values: Mapping[str, Any], config_text: Any = None) -> tuple[Stack, DocumentInputs, dict[str, str]]:
+        """The stack and the documents' inputs the form's values describe, and notes on how they were
+        read; every field at fault is reported at once."""
         parsed: dict[str, Any] = {}
         errors: dict[str, str] = {}
         for f in self.fields:
             try:
-                parsed[f.name] = f.parse(values.get(f.name, f.default(REFERENCE)))
+                parsed[f.name] = f.parse(values.get(f.name, f.default(REFERENCE, REFERENCE_INPUTS)))
             except ValueError as err:
                 errors[f.name] = str(err)
         notes: dict[str, str] = {}
@@ -80,16 +82,17 @@ class Calculator:
         if errors:
             raise InputError(errors)
         stack = REFERENCE if model is None else replace(REFERENCE, model=model)
+        inputs = REFERENCE_INPUTS
         for f in self.fields:
             if parsed[f.name] is None or (f.name == "model" and model is not None):
                 continue
             try:
-                stack = f.apply(stack, parsed[f.name])
+                stack, inputs = applied(f, stack, inputs, parsed[f.name])
             except ValueError as err:
                 errors[f.name] = str(err)
         if errors:
             raise InputError(errors)
-        return stack, notes
+        return stack, inputs, notes
 
     def summary(self, values: Mapping[str, Any], stack: Stack) -> str:
         """The inputs in words, for print: what the figures on paper were computed for."""
@@ -99,7 +102,7 @@ class Calculator:
                 parts.append(stack.model.name)
                 continue
             try:
-                shown = f.shown(f.parse(values.get(f.name, f.default(REFERENCE))))
+                shown = f.shown(f.parse(values.get(f.name, f.default(REFERENCE, REFERENCE_INPUTS))))
             except ValueError:
                 continue
             if shown:
@@ -111,10 +114,10 @@ class Calculator:
         """Everything the page asks of this calculator: figures by reference, bars, chart curves; or,
         when a popover opens on a figure it recomputed, what `explain`'s figures were made of."""
         try:
-            stack, notes = self.stack(values, config_text)
+            stack, inputs, notes = self.stack(values, config_text)
         except InputError as err:
             return {"ok": False, "errors": err.errors}
-        namespace = facts(stack)
+        namespace = facts(stack, inputs)
         if explain:
             return {"ok": True, "facts": explained(namespace, [str(path).partition("|")[0] for path in explain])}
         refs = {}

@@ -192,15 +192,17 @@ JOURNEY_FIELDS = (PROMPT, OUTPUT, CARD, WEIGHTS, KV)
 
 
 def stack_of(parsed: Mapping[str, Any], fields: tuple) -> Stack | None:
-    """The reference stack with every one of `fields` applied, and the reader's pasted model if they
-    chose one; None while any of them is invalid (a pasted config that could not be read included)."""
+    """The reference stack with every one of `fields` that sets the system applied (a document input's
+    value is read from `parsed`), and the reader's pasted model if they chose one; None while any of
+    them is invalid (a pasted config that could not be read included)."""
     if any(f.name not in parsed for f in fields):
         return None
     if parsed.get("model") == CUSTOM and PASTED not in parsed:
         return None
     stack = replace(REFERENCE, model=parsed[PASTED]) if PASTED in parsed else REFERENCE
     for f in fields:
-        stack = f.apply(stack, parsed[f.name])
+        if not f.document_input:
+            stack = f.apply(stack, parsed[f.name])
     return stack
 
 
@@ -268,7 +270,7 @@ def prompt_fits(parsed: Mapping[str, Any]) -> dict[str, str]:
     if stack is None:
         return {}
     from .documents.tokens import samples, tokens_for_characters
-    count = tokens_for_characters(stack.text.characters, samples()[stack.text.kind])
+    count = tokens_for_characters(parsed["characters"], samples()[parsed["kind"]])
     beyond = beyond_positions(stack.model, int(count.value))
     return {"characters": f"that is about {count} at this rate; {beyond}"} if beyond else {}
 
@@ -330,7 +332,7 @@ def frequency_factors_in_order(parsed: Mapping[str, Any]) -> dict[str, str]:
 def rope_wavelengths(namespace: Facts) -> dict:
     """Every RoPE pair's wavelength before and after the model's scaling rule, and the two lengths marked."""
     from .documents.position import wavelength_curves
-    curves = wavelength_curves(namespace.stack)
+    curves = wavelength_curves(namespace.stack, namespace.inputs.priced_context)
     rows = [[str(x)] + [f"{curve['y'][i]:,.0f}" for curve in curves[:2]] for i, x in enumerate(curves[0]["x"])] if curves else []
     return {"curves": curves, "rows": rows}
 
@@ -394,7 +396,7 @@ def lengths_fit(parsed: Mapping[str, Any]) -> dict[str, str]:
 def swap_vs_recompute(namespace: Facts) -> dict:
     """Swap and recompute times against tokens held, with the break-even marked where there is one."""
     from .engine.cacheops import swap_curves
-    return swap_curves(namespace.stack)
+    return swap_curves(namespace.stack, namespace.inputs.cache)
 
 
 def weights_fit_the_card(parsed: Mapping[str, Any]) -> dict[str, str]:
@@ -537,7 +539,7 @@ STARTUP = Calculator(
 def sampling_filters(namespace: Facts) -> dict:
     """The candidates' probabilities after each step of the sampler, and the rows of its table."""
     from .engine.sampling import chart, sample
-    return chart(sample(namespace.stack.sampling))
+    return chart(sample(namespace.inputs.sampling))
 
 
 SAMPLING = Calculator(
@@ -699,7 +701,7 @@ def promise_can_be_kept(parsed: Mapping[str, Any]) -> dict[str, str]:
 def latency_vs_rate(namespace: Facts) -> dict:
     """p95 TTFT and ITL, throughput and goodput against request rate, from the simulated stream."""
     from .documents.production import latency_curves
-    return latency_curves(namespace.stack)
+    return latency_curves(namespace.stack, namespace.inputs.stream)
 
 
 PRODUCTION = Calculator(

@@ -1,6 +1,6 @@
-"""Every named number the documents refer to, computed from one stack.
+"""Every named number the documents refer to, computed from one stack and the documents' own inputs.
 
-Content writes `{{ ladder.kv_budget }}`; the build looks the path up in `facts(stack)`.
+Content writes `{{ ladder.kv_budget }}`; the build looks the path up in `facts(stack, inputs)`.
 The calculators call the same function with the reader's inputs, so a number on the
 page and the number a calculator shows come from one computation.
 """
@@ -12,61 +12,63 @@ from typing import Callable, Iterator, Mapping
 from .engine import kvcache
 from .documents import phases
 from .model.anatomy import count_parameters
+from .specs.inputs import REFERENCE_INPUTS, CacheOps, DocumentInputs, PromptText, Sampling, Speculation, Stream
 from .specs.models import CATALOGUE, Model
 from .specs.stack import REFERENCE, Stack
 from .core.units import MS_WHOLE, SECONDS, given
 
 
-SECTIONS: dict[str, Callable[[Stack, "Facts"], object]] = {
-    "stack": lambda stack, made: stack,
-    "model": lambda stack, made: stack.model,
-    "card": lambda stack, made: stack.card,
-    "traffic": lambda stack, made: stack.traffic,
-    "params": lambda stack, made: count_parameters(stack.model),
-    "weights": lambda stack, made: phases.weights(stack),
-    "kv": lambda stack, made: phases.kv(stack, made["ladder"]),
-    "ladder": lambda stack, made: kvcache.ladder(stack),
-    "levers": lambda stack, made: kvcache.stacked_levers(stack),
-    "family": lambda stack, made: {key.split("-")[-1]: phases.model_cache(model, stack) for key, model in CATALOGUE.items()},
-    "recompute": lambda stack, made: {
+SECTIONS: dict[str, Callable[[Stack, DocumentInputs, "Facts"], object]] = {
+    "stack": lambda stack, inputs, made: stack,
+    "inputs": lambda stack, inputs, made: inputs,
+    "model": lambda stack, inputs, made: stack.model,
+    "card": lambda stack, inputs, made: stack.card,
+    "traffic": lambda stack, inputs, made: stack.traffic,
+    "params": lambda stack, inputs, made: count_parameters(stack.model),
+    "weights": lambda stack, inputs, made: phases.weights(stack),
+    "kv": lambda stack, inputs, made: phases.kv(stack, made["ladder"]),
+    "ladder": lambda stack, inputs, made: kvcache.ladder(stack),
+    "levers": lambda stack, inputs, made: kvcache.stacked_levers(stack),
+    "family": lambda stack, inputs, made: {key.split("-")[-1]: phases.model_cache(model, stack) for key, model in CATALOGUE.items()},
+    "recompute": lambda stack, inputs, made: {
         "typical": kvcache.recompute_cost_ratio(stack.traffic.prompt_p50, stack.traffic.output_p50),
         "long": kvcache.recompute_cost_ratio(stack.traffic.prompt_p95, stack.traffic.output_long),
     },
-    "read": lambda stack, made: phases.reads(stack, made["ladder"]),
-    "promise": lambda stack, made: {
+    "read": lambda stack, inputs, made: phases.reads(stack, made["ladder"]),
+    "promise": lambda stack, inputs, made: {
         "ttft": given(stack.promise.ttft_p95_s, SECONDS, "time to first token, p95"),
         "itl": given(stack.promise.itl_p95_s, MS_WHOLE, "inter-token latency, p95"),
     },
-    "floor": lambda stack, made: phases.floors(stack, made["ladder"]),
-    "long_context": lambda stack, made: phases.long_context(stack),
-    "time": lambda stack, made: phases.times(stack, made["ladder"]),
-    "workload": lambda stack, made: phases.workload(stack, made["ladder"]),
-    "measured": lambda stack, made: phases.measurements(stack),
-    "journey": lambda stack, made: _journey(stack),
-    "hardware": lambda stack, made: _hardware(stack, made["ladder"]),
-    "tokens": lambda stack, made: _tokens(stack),
-    "anatomy": lambda stack, made: _anatomy(stack, stack.model),
-    "mixtral": lambda stack, made: _mixtral(stack),
-    "tied": lambda stack, made: _anatomy(stack, CATALOGUE["llama-3.2-1b"]),
-    "sizes": lambda stack, made: _sizes(),
-    "attention": lambda stack, made: _attention(stack),
-    "position": lambda stack, made: _position(stack),
-    "formats": lambda stack, made: _formats(),
-    "number": lambda stack, made: _number(stack),
-    "precision": lambda stack, made: _precision(stack),
-    "cacheops": lambda stack, made: _cacheops(stack),
-    "plan": lambda stack, made: _plan(stack),
-    "parallel": lambda stack, made: _parallel(stack),
-    "engines": lambda stack, made: _engines(stack),
-    "lora": lambda stack, made: _lora(stack),
-    "batching": lambda stack, made: _batching(stack),
-    "startup": lambda stack, made: _startup(stack),
-    "logread": lambda stack, made: _logread(stack),
-    "engine": lambda stack, made: _release(stack),
-    "sampling": lambda stack, made: _sampling(stack),
-    "speculative": lambda stack, made: _speculative(stack),
-    "production": lambda stack, made: _production(stack),
-    "start": lambda stack, made: _start(stack),
+    "floor": lambda stack, inputs, made: phases.floors(stack, made["ladder"]),
+    "long_context": lambda stack, inputs, made: phases.long_context(stack),
+    "time": lambda stack, inputs, made: phases.times(stack, made["ladder"]),
+    "workload": lambda stack, inputs, made: phases.workload(stack, made["ladder"]),
+    "measured": lambda stack, inputs, made: phases.measurements(stack),
+    "journey": lambda stack, inputs, made: _journey(stack),
+    "hardware": lambda stack, inputs, made: _hardware(stack, made["ladder"]),
+    "tokens": lambda stack, inputs, made: _tokens(stack, inputs.text),
+    "anatomy": lambda stack, inputs, made: _anatomy(stack, stack.model),
+    "mixtral": lambda stack, inputs, made: _mixtral(stack),
+    "tied": lambda stack, inputs, made: _anatomy(stack, CATALOGUE["llama-3.2-1b"]),
+    "sizes": lambda stack, inputs, made: _sizes(),
+    "attention": lambda stack, inputs, made: _attention(stack),
+    "position": lambda stack, inputs, made: _position(stack, inputs.priced_context),
+    "formats": lambda stack, inputs, made: _formats(),
+    "number": lambda stack, inputs, made: _number(inputs.stored_number),
+    "precision": lambda stack, inputs, made: _precision(stack),
+    "cacheops": lambda stack, inputs, made: _cacheops(stack, inputs.cache),
+    "plan": lambda stack, inputs, made: _plan(stack),
+    "parallel": lambda stack, inputs, made: _parallel(stack),
+    "engines": lambda stack, inputs, made: _engines(stack),
+    "lora": lambda stack, inputs, made: _lora(stack),
+    "batching": lambda stack, inputs, made: _batching(stack),
+    "startup": lambda stack, inputs, made: _startup(stack),
+    "logread": lambda stack, inputs, made: _logread(stack),
+    "engine": lambda stack, inputs, made: _release(stack),
+    "sampling": lambda stack, inputs, made: _sampling(inputs.sampling),
+    "speculative": lambda stack, inputs, made: _speculative(stack, inputs.speculation, inputs.sampling),
+    "production": lambda stack, inputs, made: _production(stack, inputs.stream, inputs.cache),
+    "start": lambda stack, inputs, made: _start(stack),
 }
 
 
@@ -82,9 +84,9 @@ def _hardware(stack: Stack, ladder: kvcache.Ladder) -> object:
     return hardware.section(stack, ladder)
 
 
-def _tokens(stack: Stack) -> object:
+def _tokens(stack: Stack, text: PromptText) -> object:
     from .documents import tokens
-    return tokens.section(stack)
+    return tokens.section(stack, text)
 
 
 def _anatomy(stack: Stack, model: Model) -> object:
@@ -103,9 +105,9 @@ def _attention(stack: Stack) -> object:
     return attention.section(stack)
 
 
-def _position(stack: Stack) -> object:
+def _position(stack: Stack, priced_context: int | None) -> object:
     from .documents import position
-    return position.section(stack)
+    return position.section(stack, priced_context)
 
 
 def _formats() -> object:
@@ -113,9 +115,9 @@ def _formats() -> object:
     return quantisation.format_facts()
 
 
-def _number(stack: Stack) -> object:
+def _number(stored: float) -> object:
     from .documents import quantisation
-    return quantisation.number(stack)
+    return quantisation.number(stored)
 
 
 def _precision(stack: Stack) -> object:
@@ -123,9 +125,9 @@ def _precision(stack: Stack) -> object:
     return quantisation.section(stack)
 
 
-def _cacheops(stack: Stack) -> object:
+def _cacheops(stack: Stack, cache: CacheOps) -> object:
     from .engine import cacheops
-    return cacheops.section(stack)
+    return cacheops.section(stack, cache)
 
 
 def _plan(stack: Stack) -> object:
@@ -172,19 +174,19 @@ def _logread(stack: Stack) -> object:
     return logs.reader(stack)
 
 
-def _sampling(stack: Stack) -> object:
+def _sampling(setting: Sampling) -> object:
     from .engine import sampling
-    return sampling.section(stack)
+    return sampling.section(setting)
 
 
-def _speculative(stack: Stack) -> object:
+def _speculative(stack: Stack, speculation: Speculation, setting: Sampling) -> object:
     from .engine import speculative
-    return speculative.section(stack)
+    return speculative.section(stack, speculation, setting)
 
 
-def _production(stack: Stack) -> object:
+def _production(stack: Stack, stream: Stream, cache: CacheOps) -> object:
     from .documents import production
-    return production.section(stack)
+    return production.section(stack, stream, cache)
 
 
 def _start(stack: Stack) -> object:
@@ -196,15 +198,16 @@ class Facts(Mapping[str, object]):
     """The namespace a document's references resolve in, computed a section at a time, when first
     asked for: a calculator's recompute costs only the sections its page shows."""
 
-    def __init__(self, stack: Stack):
+    def __init__(self, stack: Stack, inputs: DocumentInputs = REFERENCE_INPUTS):
         self.stack = stack
+        self.inputs = inputs
         self._made: dict[str, object] = {}
 
     def __getitem__(self, key: str) -> object:
         if key not in self._made:
             if key not in SECTIONS:
                 raise KeyError(key)
-            self._made[key] = SECTIONS[key](self.stack, self)
+            self._made[key] = SECTIONS[key](self.stack, self.inputs, self)
         return self._made[key]
 
     def __iter__(self) -> Iterator[str]:
@@ -218,5 +221,5 @@ class Facts(Mapping[str, object]):
         return len(SECTIONS)
 
 
-def facts(stack: Stack = REFERENCE) -> Facts:
-    return Facts(stack)
+def facts(stack: Stack = REFERENCE, inputs: DocumentInputs = REFERENCE_INPUTS) -> Facts:
+    return Facts(stack, inputs)

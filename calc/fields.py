@@ -1,8 +1,9 @@
 """Reading a calculator's inputs: the strings a form holds, and a pasted config.json.
 
 Each field turns one string into a value or a message naming what is wrong, and knows how its
-value changes the stack. Nothing here raises anything but InputError or ValueError with a
-message meant for the reader.
+value changes what it sets: the stack (the system served) or, for a `document_input`, the documents'
+own inputs (calc.specs.inputs.DocumentInputs). Nothing here raises anything but InputError or
+ValueError with a message meant for the reader.
 """
 from __future__ import annotations
 
@@ -16,6 +17,7 @@ from .specs.cards import CARDS
 from .core.echo import excerpt, hidden_characters, visible
 from .specs.models import ATTENTION_MODELS, CATALOGUE, ConfigError, Model
 from .specs.precision import KV_PRECISIONS, PRECISIONS
+from .specs.inputs import DocumentInputs
 from .specs.stack import Stack
 from .core.units import grouped
 
@@ -39,8 +41,9 @@ class InputError(ValueError):
 
 @dataclass(frozen=True)
 class NumberField:
-    """A number typed by the reader; `apply` sets it on the stack, `current` reads the stack's own.
-    An optional field may be left empty, and then changes nothing."""
+    """A number typed by the reader; `apply` sets it on the stack, `current` reads the stack's own
+    (a `document_input` sets and reads the documents' inputs, calc.fields.applied). An optional field
+    may be left empty, and then changes nothing."""
 
     name: str
     label: str
@@ -48,18 +51,19 @@ class NumberField:
     maximum: float
     whole: bool
     unit: str
-    current: Callable[[Stack], float]
-    apply: Callable[[Stack, float], Stack]
+    current: Callable[[Stack], float] | Callable[[Stack, DocumentInputs], float]  # the second for a document input
+    apply: Callable[[Stack, float], Stack] | Callable[[DocumentInputs, float], DocumentInputs]
     optional: bool = False
     places: int = 0
     hint: str = ""
     signed_zero: bool = False  # keep −0 as typed (a float format stores its sign); elsewhere −0 is 0
     most_places: int | None = None  # decimal places a worked line can print (units.plain prints six)
+    document_input: bool = False
 
-    def default(self, stack: Stack) -> str:
+    def default(self, stack: Stack, inputs: DocumentInputs) -> str:
         if self.optional:
             return ""
-        value = self.current(stack)
+        value = current(self, stack, inputs)
         return str(int(value)) if self.whole else f"{value:.{self.places}f}"
 
     def parse(self, raw: Any) -> float | None:
@@ -132,14 +136,15 @@ class ChoiceField:
     name: str
     label: str
     choices: dict[str, str]
-    current: Callable[[Stack], str]
-    apply: Callable[[Stack, str], Stack]
+    current: Callable[[Stack], str] | Callable[[Stack, DocumentInputs], str]  # the second for a document input
+    apply: Callable[[Stack, str], Stack] | Callable[[DocumentInputs, str], DocumentInputs]
     unit: str = ""
     hint: str = ""
     optional: bool = False
+    document_input: bool = False
 
-    def default(self, stack: Stack) -> str:
-        return self.current(stack)
+    def default(self, stack: Stack, inputs: DocumentInputs) -> str:
+        return current(self, stack, inputs)
 
     def parse(self, raw: Any) -> str:
         if not isinstance(raw, str) or raw not in self.choices:
@@ -158,15 +163,16 @@ class TextField:
     name: str
     label: str
     longest: int
-    current: Callable[[Stack], str]
-    apply: Callable[[Stack, str], Stack]
+    current: Callable[[Stack], str] | Callable[[Stack, DocumentInputs], str]  # the second for a document input
+    apply: Callable[[Stack, str], Stack] | Callable[[DocumentInputs, str], DocumentInputs]
     unit: str = ""
     hint: str = ""
     rows: int = 3
     clean: Callable[[str], str] | None = None  # what to take out before the text is checked (a log's colours)
+    document_input: bool = False
 
-    def default(self, stack: Stack) -> str:
-        return self.current(stack)
+    def default(self, stack: Stack, inputs: DocumentInputs) -> str:
+        return current(self, stack, inputs)
 
     def parse(self, raw: Any) -> str:
         text = raw if isinstance(raw, str) else ""
@@ -189,6 +195,19 @@ class TextField:
 
 
 Field = NumberField | ChoiceField | TextField
+
+
+def current(field: Field, stack: Stack, inputs: DocumentInputs) -> Any:
+    """The field's value before the reader changes it: the stack's own or, for a document input, the
+    inputs' (which may follow the stack: document 08 prices the model's own positions unless told)."""
+    return field.current(stack, inputs) if field.document_input else field.current(stack)
+
+
+def applied(field: Field, stack: Stack, inputs: DocumentInputs, value: Any) -> tuple[Stack, DocumentInputs]:
+    """The stack and the documents' inputs with the field's value set on the one it belongs to."""
+    if field.document_input:
+        return stack, field.apply(inputs, value)
+    return field.apply(stack, value), inputs
 
 
 def _key(table: dict[str, Any], value: Any) -> str:
@@ -227,11 +246,13 @@ BATCH = NumberField("batch", "Batch", 1, 100_000, True, "sequences", optional=Tr
                     hint="empty: every sequence the cache admits")
 
 
-CHARACTERS = NumberField("characters", "Prompt", 1, 10_000_000, True, "characters", current=lambda s: s.text.characters,
-                         apply=lambda s, v: replace(s, text=replace(s.text, characters=v)))
+CHARACTERS = NumberField("characters", "Prompt", 1, 10_000_000, True, "characters", document_input=True,
+                         current=lambda s, i: i.text.characters,
+                         apply=lambda i, v: replace(i, text=replace(i.text, characters=v)))
 TEXT_KIND = ChoiceField("kind", "Kind of text", {"english": "English prose", "french": "French prose", "chinese": "Chinese prose",
                                                 "python": "Python source"},
-                        current=lambda s: s.text.kind, apply=lambda s, key: replace(s, text=replace(s.text, kind=key)))
+                        document_input=True, current=lambda s, i: i.text.kind,
+                        apply=lambda i, key: replace(i, text=replace(i.text, kind=key)))
 
 
 def _decimal(value: float) -> str:
@@ -397,36 +418,39 @@ HIGH_FREQ = NumberField("high_freq_factor", "high_freq_factor", 0.01, 1000, Fals
 ORIGINAL = NumberField("original", "Original length", 1, 10_000_000, True, "tokens",
                        current=_rule_value("original"), apply=_rule_field("original"),
                        hint="original_max_position_embeddings")
-def _store_number(stack: Stack, value: float) -> Stack:
+def _store_number(inputs: DocumentInputs, value: float) -> DocumentInputs:
     from .documents.quantisation import with_number
-    return with_number(stack, value)
+    return with_number(inputs, value)
 
 
-NUMBER = NumberField("number", "A number", -1_000_000_000, 1_000_000_000, False, "", places=1,
-                     current=lambda s: s.number, apply=_store_number, hint="any real number, stored in every format",
-                     signed_zero=True)
-REACH = NumberField("context", "Context", 1, 10_000_000, True, "tokens",
-                    current=lambda s: s.reach or s.model.max_position_embeddings,
-                    apply=lambda s, v: replace(s, reach=v), hint="priced on the reference card")
+NUMBER = NumberField("number", "A number", -1_000_000_000, 1_000_000_000, False, "", places=1, document_input=True,
+                     current=lambda s, i: i.stored_number, apply=_store_number,
+                     hint="any real number, stored in every format", signed_zero=True)
+REACH = NumberField("context", "Context", 1, 10_000_000, True, "tokens", document_input=True,
+                    current=lambda s, i: i.priced_context or s.model.max_position_embeddings,
+                    apply=lambda i, v: replace(i, priced_context=v), hint="priced on the reference card")
 
 
-# Document 10: the block size and the cache-operations assumptions (calc.specs.stack.CacheOps).
+# Document 10: the block size and the cache-operations assumptions (calc.specs.inputs.CacheOps).
 def _cache(name: str, scale: float = 1):
-    def apply(stack: Stack, value: float) -> Stack:
-        return replace(stack, cache=replace(stack.cache, **{name: value / scale if scale != 1 else value}))
+    def apply(inputs: DocumentInputs, value: float) -> DocumentInputs:
+        return replace(inputs, cache=replace(inputs.cache, **{name: value / scale if scale != 1 else value}))
     return apply
 
 
 BLOCK_SIZE = NumberField("block_size", "Block size", 1, 1_024, True, "tokens", current=lambda s: s.block_size,
                          apply=lambda s, v: replace(s, block_size=v), hint="--block-size")
-SPREAD = NumberField("spread", "Length spread (±)", 0, 10_000_000, True, "tokens", current=lambda s: s.cache.spread,
-                     apply=_cache("spread"), hint="lengths spread evenly around the typical one")
-PREFIX = NumberField("prefix", "Shared prefix", 0, 10_000_000, True, "tokens", current=lambda s: s.cache.prefix,
-                     apply=_cache("prefix"), hint="system prompt and tools every request starts with")
-HIT_RATE = NumberField("hit_rate", "Hit rate", 0, 100, False, "%", places=0, current=lambda s: 100 * s.cache.hit_rate,
-                       apply=_cache("hit_rate", 100), hint="requests that find the prefix cached")
-LINK = NumberField("link", "Host link achieved", 1, 100, False, "%", places=0,
-                   current=lambda s: 100 * s.cache.link_fraction, apply=_cache("link_fraction", 100),
+SPREAD = NumberField("spread", "Length spread (±)", 0, 10_000_000, True, "tokens", document_input=True,
+                     current=lambda s, i: i.cache.spread, apply=_cache("spread"),
+                     hint="lengths spread evenly around the typical one")
+PREFIX = NumberField("prefix", "Shared prefix", 0, 10_000_000, True, "tokens", document_input=True,
+                     current=lambda s, i: i.cache.prefix, apply=_cache("prefix"),
+                     hint="system prompt and tools every request starts with")
+HIT_RATE = NumberField("hit_rate", "Hit rate", 0, 100, False, "%", places=0, document_input=True,
+                       current=lambda s, i: 100 * i.cache.hit_rate, apply=_cache("hit_rate", 100),
+                       hint="requests that find the prefix cached")
+LINK = NumberField("link", "Host link achieved", 1, 100, False, "%", places=0, document_input=True,
+                   current=lambda s, i: 100 * i.cache.link_fraction, apply=_cache("link_fraction", 100),
                    hint="share of the PCIe rate a copy reaches")
 
 
@@ -561,32 +585,33 @@ def _log_card_names() -> dict[str, str]:
 LOG_CARD = ChoiceField("card", "Card the log ran on", _log_card_names(), current=_log_card_key, apply=_on_log_card)
 
 def vector_fields(name: str, labels: tuple[str, ...], minimum: float, maximum: float, places: int,
-                  read: Callable[[Stack], tuple[float, ...]], write: Callable[[Stack, tuple[float, ...]], Stack],
+                  read: Callable[[DocumentInputs], tuple[float, ...]],
+                  write: Callable[[DocumentInputs, tuple[float, ...]], DocumentInputs],
                   unit: str = "", hint: str = "") -> tuple[NumberField, ...]:
-    """A fixed-length vector the stack holds, typed as one number field per element (`name_0`,
-    `name_1`, …): each reads its own element and, applied, replaces only that element."""
+    """A fixed-length vector a document's inputs hold, typed as one number field per element
+    (`name_0`, `name_1`, …): each reads its own element and, applied, replaces only that element."""
     def element(index: int, label: str) -> NumberField:
-        def apply(stack: Stack, value: float) -> Stack:
-            values = list(read(stack))
+        def apply(inputs: DocumentInputs, value: float) -> DocumentInputs:
+            values = list(read(inputs))
             values[index] = value
-            return write(stack, tuple(values))
+            return write(inputs, tuple(values))
         return NumberField(f"{name}_{index}", label, minimum, maximum, False, unit, places=places, hint=hint,
-                           current=lambda s: read(s)[index], apply=apply)
+                           document_input=True, current=lambda s, i: read(i)[index], apply=apply)
     return tuple(element(i, label) for i, label in enumerate(labels))
 
 
 # Document 13: the sampling explorer's logits and parameters, and speculative decoding's assumptions.
 def _sampling(name: str):
-    def apply(stack: Stack, value: float) -> Stack:
-        return replace(stack, sampling=replace(stack.sampling, **{name: value}))
+    def apply(inputs: DocumentInputs, value: float) -> DocumentInputs:
+        return replace(inputs, sampling=replace(inputs.sampling, **{name: value}))
     return apply
 
 
-def _top_p(stack: Stack, value: float) -> Stack:
+def _top_p(inputs: DocumentInputs, value: float) -> DocumentInputs:
     if value == 0:
         raise ValueError("Top-p must be above 0: it keeps the smallest set of tokens whose probabilities "
                          "reach p, and 1 keeps them all")
-    return _sampling("top_p")(stack, value)
+    return _sampling("top_p")(inputs, value)
 
 
 def _candidates() -> tuple[str, ...]:
@@ -595,24 +620,25 @@ def _candidates() -> tuple[str, ...]:
 
 
 LOGITS = vector_fields("logit", tuple(f"Logit of “{c}”" for c in _candidates()), -100, 100, 1,
-                       read=lambda s: s.sampling.logits,
-                       write=lambda s, v: replace(s, sampling=replace(s.sampling, logits=v)))
-TEMPERATURE = NumberField("temperature", "Temperature", 0, 100, False, "", places=2, most_places=6,
-                          current=lambda s: s.sampling.temperature, apply=_sampling("temperature"),
+                       read=lambda i: i.sampling.logits,
+                       write=lambda i, v: replace(i, sampling=replace(i.sampling, logits=v)))
+TEMPERATURE = NumberField("temperature", "Temperature", 0, 100, False, "", places=2, most_places=6, document_input=True,
+                          current=lambda s, i: i.sampling.temperature, apply=_sampling("temperature"),
                           hint="logits ÷ T; 0 is greedy")
-TOP_K = NumberField("top_k", "Top-k", 0, 100_000, True, "tokens", current=lambda s: s.sampling.top_k,
-                    apply=_sampling("top_k"), hint="0: off")
-TOP_P = NumberField("top_p", "Top-p", 0, 1, False, "", places=2, most_places=6, current=lambda s: s.sampling.top_p, apply=_top_p,
-                    hint="above 0, at most 1; 1: off")
-MIN_P = NumberField("min_p", "Min-p", 0, 1, False, "", places=2, most_places=6, current=lambda s: s.sampling.min_p,
-                    apply=_sampling("min_p"), hint="share of the top token's probability; 0: off")
-SEED = NumberField("seed", "Seed", 0, 2 ** 32 - 1, True, "", current=lambda s: s.sampling.seed, apply=_sampling("seed"),
-                   hint="picks the uniform draw")
+TOP_K = NumberField("top_k", "Top-k", 0, 100_000, True, "tokens", document_input=True,
+                    current=lambda s, i: i.sampling.top_k, apply=_sampling("top_k"), hint="0: off")
+TOP_P = NumberField("top_p", "Top-p", 0, 1, False, "", places=2, most_places=6, document_input=True,
+                    current=lambda s, i: i.sampling.top_p, apply=_top_p, hint="above 0, at most 1; 1: off")
+MIN_P = NumberField("min_p", "Min-p", 0, 1, False, "", places=2, most_places=6, document_input=True,
+                    current=lambda s, i: i.sampling.min_p, apply=_sampling("min_p"),
+                    hint="share of the top token's probability; 0: off")
+SEED = NumberField("seed", "Seed", 0, 2 ** 32 - 1, True, "", document_input=True,
+                   current=lambda s, i: i.sampling.seed, apply=_sampling("seed"), hint="picks the uniform draw")
 
 
 def _speculation(name: str):
-    def apply(stack: Stack, value: Any) -> Stack:
-        return replace(stack, speculation=replace(stack.speculation, **{name: value}))
+    def apply(inputs: DocumentInputs, value: Any) -> DocumentInputs:
+        return replace(inputs, speculation=replace(inputs.speculation, **{name: value}))
     return apply
 
 
@@ -621,31 +647,33 @@ def _drafters() -> dict[str, str]:
     return {key: drafter.name for key, drafter in DRAFTERS.items()}
 
 
-ACCEPTANCE = NumberField("acceptance", "Acceptance rate α", 0, 1, False, "", places=2, most_places=6,
-                         current=lambda s: s.speculation.acceptance, apply=_speculation("acceptance"),
+ACCEPTANCE = NumberField("acceptance", "Acceptance rate α", 0, 1, False, "", places=2, most_places=6, document_input=True,
+                         current=lambda s, i: i.speculation.acceptance, apply=_speculation("acceptance"),
                          hint="chance a drafted token is accepted; not vLLM's logged rate")
-DRAFTED = NumberField("drafted", "Drafted tokens γ", 1, 16, True, "tokens", current=lambda s: s.speculation.drafted,
-                      apply=_speculation("drafted"), hint="per verification pass")
-DRAFTER = ChoiceField("drafter", "Drafter", _drafters(), current=lambda s: s.speculation.drafter,
+DRAFTED = NumberField("drafted", "Drafted tokens γ", 1, 16, True, "tokens", document_input=True,
+                      current=lambda s, i: i.speculation.drafted, apply=_speculation("drafted"),
+                      hint="per verification pass")
+DRAFTER = ChoiceField("drafter", "Drafter", _drafters(), document_input=True, current=lambda s, i: i.speculation.drafter,
                       apply=_speculation("drafter"))
-SPEC_BATCH = NumberField("spec_batch", "Batch", 1, 4096, True, "sequences", current=lambda s: s.speculation.batch,
-                         apply=_speculation("batch"), hint="sequences decoding together")
+SPEC_BATCH = NumberField("spec_batch", "Batch", 1, 4096, True, "sequences", document_input=True,
+                         current=lambda s, i: i.speculation.batch, apply=_speculation("batch"),
+                         hint="sequences decoding together")
 TARGET = ChoiceField("model", "Target model",
                      {k: CATALOGUE[k].name for k in ("llama-3.1-8b", "llama-3.1-70b")},  # the 405B fits no one card
                      current=lambda s: _key(CATALOGUE, s.model), apply=lambda s, key: replace(s, model=CATALOGUE[key]),
                      hint="Llama 3.1: the drafters share its tokenizer")
 
 
-# Document 15: the traffic, the promise, the price and the simulated stream (calc.specs.stack.Traffic,
-# Promise, Pricing, Serving).
+# Document 15: the traffic, the promise, the price (calc.specs.stack.Traffic, Promise, Pricing, Serving)
+# and the simulated stream (calc.specs.inputs.Stream).
 def _default_batched_tokens(stack: Stack) -> int:
     return stack.engine.batch_defaults(stack.card)[0]
 
 
 OUTPUT_P95 = NumberField("output_p95", "Output p95", 1, 1_000_000, True, "tokens", current=lambda s: s.traffic.output_long,
                          apply=_traffic("output_long"))
-STREAM_SEED = NumberField("seed", "Seed", 0, 1_000_000_000, True, "", current=lambda s: s.stream.seed,
-                          apply=lambda s, v: replace(s, stream=replace(s.stream, seed=v)),
+STREAM_SEED = NumberField("seed", "Seed", 0, 1_000_000_000, True, "", document_input=True,
+                          current=lambda s, i: i.stream.seed, apply=lambda i, v: replace(i, stream=replace(i.stream, seed=v)),
                           hint="the same seed draws the same requests")
 STEP_TOKENS = NumberField("step_tokens", "Token budget per step", 16, 1_000_000, True, "tokens",
                           current=lambda s: s.serving.max_num_batched_tokens or _default_batched_tokens(s),

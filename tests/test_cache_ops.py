@@ -13,6 +13,7 @@ from calc.engine import cacheops
 from calc.calculators import CACHE_OPS
 from calc.facts import facts
 from calc.core.present import leaves
+from calc.specs.inputs import REFERENCE_INPUTS
 from calc.specs.stack import REFERENCE
 from calc.core.units import Result
 from conftest import Calculator, booted_page
@@ -141,13 +142,13 @@ def test_swap_against_recompute(section):
 
 
 def test_a_slow_link_finds_the_break_even():
-    slow = replace(REFERENCE, cache=replace(REFERENCE.cache, link_fraction=0.01))
+    slow = replace(REFERENCE_INPUTS.cache, link_fraction=0.01)
     rate = 64e9 * 0.01
 
     def round_trip(n: int) -> float:  # by hand: the bytes at the rate, and 2.5 µs for each of the copies
         return 2 * (n * PER_TOKEN / rate + -(-n // 16) * 32 * 2 * 2.5e-6)
 
-    found = cacheops.crossings(slow, 131_072)
+    found = cacheops.crossings(REFERENCE, slow, 131_072)
     assert found, "at 0.64 GB/s the round trip passes the prefill floor"
     n = found[0]
     assert round_trip(n - 1) <= prefill(n - 1) and round_trip(n) > prefill(n)

@@ -342,7 +342,7 @@ def test_calibration_reproduces_the_measured_times(prefill_ms, step_ms):
     answer = ask(PHASES, values)
     assert_well_formed(answer, PHASES)
     if answer["ok"]:
-        stack, _ = PHASES.stack(values)
+        stack, _, _ = PHASES.stack(values)
         namespace = facts(stack)
         assert namespace["workload"]["prefill"].value * 1000 == pytest.approx(float(f"{prefill_ms:.3f}"))
         assert namespace["workload"]["step"].time.value * 1000 == pytest.approx(float(f"{step_ms:.3f}"))

@@ -19,7 +19,8 @@ from calc.specs.cards import CARDS
 from calc.facts import facts
 from calc.specs.models import LLAMA_3_1_8B_CONFIG, LLAMA_3_2_1B_CONFIG
 from calc.core.present import leaves
-from calc.specs.stack import REFERENCE, Sampling
+from calc.specs.inputs import REFERENCE_INPUTS, Sampling
+from calc.specs.stack import REFERENCE
 from calc.core.units import Result
 from conftest import Calculator, booted_page
 
@@ -73,7 +74,7 @@ def test_the_filters_on_a_fixed_vector(temperature, min_p, top_k, top_p):
 
 
 def test_the_reference_setting_removes_one_token_per_filter():
-    stages = sampling.sample(REFERENCE.sampling).stages
+    stages = sampling.sample(REFERENCE_INPUTS.sampling).stages
     assert [len(kept(s)) for s in stages] == [6, 6, 5, 4, 3]
     tempered = probabilities([x / 0.6 for x in LOGITS])
     assert stages[1].probabilities == pytest.approx(tempered)
@@ -92,7 +93,7 @@ def test_the_draw_is_inverse_cdf_on_pythons_generator():
     for seed in range(50):
         u = random.Random(seed).random()
         index = next(i for i, total in enumerate(running) if u < total)
-        assert sampling.sample(replace(REFERENCE.sampling, seed=seed)).index == index
+        assert sampling.sample(replace(REFERENCE_INPUTS.sampling, seed=seed)).index == index
 
 
 def test_temperature_zero_is_greedy_and_skips_the_filters():
@@ -117,7 +118,7 @@ def test_no_setting_filters_every_token():
 
 
 def test_a_grammar_mask_renormalises_what_it_allows():
-    masked = sampling.constrained(REFERENCE.sampling, (" sofa", " roof"))
+    masked = sampling.constrained(REFERENCE_INPUTS.sampling, (" sofa", " roof"))
     sofa = math.exp(3.0 / 0.6) / (math.exp(3.0 / 0.6) + math.exp(1.8 / 0.6))   # min-p, top-k and top-p keep both
     assert masked.final.probabilities == pytest.approx([0, 0, sofa, 0, 1 - sofa, 0])
     assert masked.token == "“ sofa”"

@@ -13,6 +13,7 @@ from calc.engine import simulation
 from calc.calculators import PRODUCTION
 from calc.facts import facts
 from calc.core.present import leaves
+from calc.specs.inputs import REFERENCE_INPUTS
 from calc.specs.stack import REFERENCE
 from calc.core.units import Result
 from conftest import Calculator, booted_page
@@ -20,6 +21,7 @@ from conftest import Calculator, booted_page
 import by_hand
 
 MODEL, CARD = REFERENCE.model, REFERENCE.card
+STREAM = REFERENCE_INPUTS.stream
 LAYERS, HIDDEN, KV_HEADS = MODEL.num_hidden_layers, MODEL.hidden_size, MODEL.num_key_value_heads
 HEAD_DIM = HIDDEN // MODEL.num_attention_heads
 BLOCKS = LAYERS * (2 * HIDDEN * HIDDEN + 2 * HIDDEN * KV_HEADS * HEAD_DIM + 3 * HIDDEN * MODEL.intermediate_size)
@@ -51,7 +53,7 @@ def test_a_whole_prompt_in_one_step_is_its_prefill():
 def test_lengths_are_lognormal_through_p50_and_p95():
     fitted = simulation.lognormal_through(2_000, 8_000)
     assert fitted.median == 2_000 and fitted.sigma == pytest.approx(math.log(4) / 1.6448536, rel=1e-6)
-    drawn = simulation.drawn_for(REFERENCE)
+    drawn = simulation.drawn_for(REFERENCE, STREAM)
     assert all(o <= REFERENCE.context_limit // 2 for o in drawn.outputs)
     prompts = sorted(drawn.prompts)
     assert 1_500 < prompts[len(prompts) // 2] < 2_600  # the sample's median near p50
@@ -59,17 +61,17 @@ def test_lengths_are_lognormal_through_p50_and_p95():
 
 def test_the_same_seed_gives_the_same_percentiles():
     rate = 4.0
-    first = simulation.measure(REFERENCE, simulation.simulate(REFERENCE, rate))
-    again = simulation.measure(REFERENCE, simulation.simulate(REFERENCE, rate))
+    first = simulation.measure(REFERENCE, simulation.simulate(REFERENCE, STREAM, rate))
+    again = simulation.measure(REFERENCE, simulation.simulate(REFERENCE, STREAM, rate))
     assert (first.ttft, first.itl, first.goodput_tokens) == (again.ttft, again.itl, again.goodput_tokens)
-    other = replace(REFERENCE, stream=replace(REFERENCE.stream, seed=REFERENCE.stream.seed + 1))
-    moved = simulation.measure(other, simulation.simulate(other, rate))
+    other = replace(STREAM, seed=STREAM.seed + 1)
+    moved = simulation.measure(REFERENCE, simulation.simulate(REFERENCE, other, rate))
     assert moved.ttft != first.ttft
 
 
 def test_littles_law_holds_where_the_queue_is_steady_and_not_past_saturation():
-    saturation = simulation.closed_form(REFERENCE).saturation.value
-    for outcome in simulation.sweep(REFERENCE).outcomes:
+    saturation = simulation.closed_form(REFERENCE, STREAM).saturation.value
+    for outcome in simulation.sweep(REFERENCE, STREAM).outcomes:
         little = outcome.arrival_rate * outcome.mean_time_in_system
         if outcome.rate < 0.95 * saturation:
             assert outcome.mean_in_system == pytest.approx(little, rel=0.03)
@@ -81,18 +83,18 @@ def test_prompts_that_reach_the_limit_are_refused_and_longer_replies_cut():
     """vLLM 0.33.0's API server refuses a prompt of the context limit or more (no output token fits:
     InputProcessor._validate_prompt_len) and cuts a shorter prompt's max_tokens to what the limit leaves
     (get_max_tokens)."""
-    drawn, limit = simulation.drawn_for(REFERENCE), REFERENCE.context_limit
+    drawn, limit = simulation.drawn_for(REFERENCE, STREAM), REFERENCE.context_limit
     refused = [i for i, p in enumerate(drawn.prompts) if p >= limit]
     cut = [i for i, (p, o) in enumerate(zip(drawn.prompts, drawn.outputs)) if p < limit < p + o]
     assert 0 < len(refused) < 0.1 * len(drawn.prompts) and cut  # a lognormal through p50 2,000 and p95 8,000
-    run = simulation.simulate(REFERENCE, 2.0)
+    run = simulation.simulate(REFERENCE, STREAM, 2.0)
     assert all(run.requests[i].state == "refused" and run.requests[i].first == math.inf for i in refused)
     assert all(run.requests[i].state != "refused" and run.requests[i].output == limit - drawn.prompts[i] for i in cut)
     outcome = simulation.measure(REFERENCE, run)
     assert outcome.refused == sum(i >= run.measured_from for i in refused)
     assert outcome.good <= outcome.measured - outcome.refused
     served = [(p, min(o, limit - p)) for p, o in zip(drawn.prompts, drawn.outputs) if p < limit]
-    closed = simulation.closed_form(REFERENCE)
+    closed = simulation.closed_form(REFERENCE, STREAM)
     assert closed.mean_prompt.value == pytest.approx(sum(p for p, _ in served) / len(served))
     assert closed.mean_output.value == pytest.approx(sum(o for _, o in served) / len(served))
 
@@ -129,29 +131,29 @@ def test_a_budget_whose_profile_leaves_no_cache_is_refused_on_its_field():
 def test_the_smaller_budget_is_max_num_seqs_and_the_offered_rate_is_counted(section):
     from calc.engine.launch import default_max_num_seqs
     assert section["chunked"].budget.value == default_max_num_seqs(CARD)
-    requests = REFERENCE.stream.requests
-    measured = requests - int(requests * REFERENCE.stream.warm_up)
-    for outcome in simulation.sweep(REFERENCE).outcomes:
+    requests = STREAM.requests
+    measured = requests - int(requests * STREAM.warm_up)
+    for outcome in simulation.sweep(REFERENCE, STREAM).outcomes:
         assert outcome.measured == measured
         assert outcome.measured / outcome.span == pytest.approx(outcome.rate, rel=0.05)  # Poisson: near nominal
-    at = next(o for o in simulation.sweep(REFERENCE).outcomes if o.rate == section["at"]["rate"].value)
+    at = next(o for o in simulation.sweep(REFERENCE, STREAM).outcomes if o.rate == section["at"]["rate"].value)
     assert section["at"]["offered"].value == pytest.approx(measured / at.span)
 
 
 def test_past_saturation_queues_grow_goodput_falls_and_nothing_raises():
-    saturation = simulation.closed_form(REFERENCE).saturation.value
-    outcomes = [simulation.measure(REFERENCE, simulation.simulate(REFERENCE, f * saturation)) for f in (0.5, 1.3, 2, 4)]
+    saturation = simulation.closed_form(REFERENCE, STREAM).saturation.value
+    outcomes = [simulation.measure(REFERENCE, simulation.simulate(REFERENCE, STREAM, f * saturation)) for f in (0.5, 1.3, 2, 4)]
     waits = [o.peak_waiting for o in outcomes]
     assert waits == sorted(waits) and waits[-1] > 10 * max(waits[0], 1)
     ttfts = [o.ttft["p95"] for o in outcomes]
     assert ttfts == sorted(ttfts)
-    best = max(o.goodput_tokens for o in simulation.sweep(REFERENCE).outcomes)
+    best = max(o.goodput_tokens for o in simulation.sweep(REFERENCE, STREAM).outcomes)
     assert outcomes[-1].goodput_tokens < 0.2 * best
     assert all(math.isfinite(o.ttft["p99"]) and math.isfinite(o.itl["p99"]) for o in outcomes)
 
 
 def test_the_knee_is_where_a_p95_crosses(section):
-    run = simulation.sweep(REFERENCE)
+    run = simulation.sweep(REFERENCE, STREAM)
     knee = section["knee"]["rate"].value
     promise = REFERENCE.promise
     for outcome in run.outcomes:
@@ -178,7 +180,7 @@ def test_cost_gpus_and_cold_start_by_hand(section):
     assert section["cost"].value == pytest.approx(price / (knee * output * 3600) * 1e6, rel=1e-9)
     assert section["gpus"].value == math.ceil(REFERENCE.traffic.requests_per_s / knee)
     held = 2 * (BLOCKS + 2 * TABLE + NORMS)
-    assert section["cold"]["reading"].value == pytest.approx(held / (REFERENCE.stream.storage_gb_per_s * 1e9), rel=1e-9)
+    assert section["cold"]["reading"].value == pytest.approx(held / (STREAM.storage_gb_per_s * 1e9), rel=1e-9)
     assert section["utilisation"]["gain"].value == pytest.approx(0.5 / 0.2)
 
 
@@ -224,7 +226,7 @@ def test_a_loose_promise_puts_the_knee_where_the_queue_stops_being_steady():
     queue grows through the run, and Little's Law's two sides part."""
     from calc.documents.production import knee
     loose = replace(REFERENCE, promise=replace(REFERENCE.promise, ttft_p95_s=600.0, itl_p95_s=10.0))
-    run = simulation.sweep(loose)
+    run = simulation.sweep(loose, STREAM)
     growing = [o for o in run.outcomes if o.arrival_rate * o.mean_time_in_system > 1.05 * o.mean_in_system]
     steady = [o for o in run.outcomes if o.rate < growing[0].rate]
     found = knee(run, loose.promise)
@@ -234,11 +236,11 @@ def test_a_loose_promise_puts_the_knee_where_the_queue_stops_being_steady():
 
 def test_long_replies_draw_fewer_requests_so_a_recompute_stays_bounded():
     long = replace(REFERENCE, traffic=replace(REFERENCE.traffic, output_p50=4_096, output_long=4_096))
-    drawn, full = simulation.drawn_for(long), simulation.drawn_for(REFERENCE)
-    assert 300 <= len(drawn.outputs) < REFERENCE.stream.requests
+    drawn, full = simulation.drawn_for(long, STREAM), simulation.drawn_for(REFERENCE, STREAM)
+    assert 300 <= len(drawn.outputs) < STREAM.requests
     assert sum(drawn.outputs) <= 1_500_000 < sum(drawn.outputs) + 4_096
     assert drawn.arrivals == full.arrivals[:len(drawn.arrivals)]  # the same arrivals, cut short
-    assert len(full.outputs) == REFERENCE.stream.requests  # the reference stream is drawn whole
+    assert len(full.outputs) == STREAM.requests  # the reference stream is drawn whole
     answer = PRODUCTION.run({**PRODUCTION.defaults, "output_p50": "4096", "output_p95": "4096"}, None,
                             ["production.requests"])
     assert answer["refs"]["production.requests"][0] == f"{len(drawn.outputs):,}"
@@ -247,7 +249,7 @@ def test_long_replies_draw_fewer_requests_so_a_recompute_stays_bounded():
 def test_goodput_never_exceeds_throughput():
     from calc.specs.models import CATALOGUE
     for stack in (REFERENCE, replace(REFERENCE, model=CATALOGUE["llama-3.2-1b"])):
-        for outcome in simulation.sweep(stack).outcomes:
+        for outcome in simulation.sweep(stack, STREAM).outcomes:
             assert outcome.goodput_tokens <= outcome.throughput * (1 + 1e-12), (stack.model.name, outcome.rate)
 
 
@@ -314,9 +316,9 @@ def test_the_right_hand_axis_has_ticks_of_its_own():
 
 
 def test_one_sweep_is_fast_in_cpython():
-    stack = replace(REFERENCE, stream=replace(REFERENCE.stream, seed=REFERENCE.stream.seed + 7))
+    stream = replace(STREAM, seed=STREAM.seed + 7)
     started = time.perf_counter()
-    simulation.sweep(stack)
+    simulation.sweep(REFERENCE, stream)
     assert time.perf_counter() - started < 6.0  # about 1.5 s alone on this machine's core for 8 × 3,000 requests
 
 

@@ -363,12 +363,13 @@ def _resting(result: Result, *inputs: Result) -> Result:
     return replace(result, inputs=made_of(*inputs))
 
 
-def section(stack) -> dict[str, object]:
-    """Document 08's figures on a stack: RoPE on its model, the scaling rule, and the cost of the span.
-    Never raises for a model calc can load: a rule it cannot compute becomes `message`."""
+def section(stack, priced_context: int | None = None) -> dict[str, object]:
+    """Document 08's figures on a stack: RoPE on its model, the scaling rule, and the cost of the span
+    up to `priced_context` (None: the model's positions). Never raises for a model calc can load: a
+    rule it cannot compute becomes `message`."""
     model = stack.model
     theta, head_dim = model.rope_theta, model.head_dim
-    reach = getattr(stack, "reach", None) or model.max_position_embeddings or stack.context_limit
+    reach = priced_context or model.max_position_embeddings or stack.context_limit
     out: dict[str, object] = {"message": "", "sources": SOURCES, "training": training()}
     try:
         if head_dim < 2 or head_dim > LARGEST_HEAD_DIM:
@@ -494,9 +495,10 @@ def training() -> dict[str, Result]:
     }
 
 
-def wavelength_curves(stack) -> list[dict]:
+def wavelength_curves(stack, priced_context: int | None = None) -> list[dict]:
     """Every pair's wavelength before and after the stack model's rule, and the two lengths to compare
-    them with: the original trained length and the claimed maximum. Empty when the rule is refused."""
+    them with: the original trained length and the context priced (None: the claimed maximum). Empty
+    when the rule is refused."""
     try:
         rule = rule_of(stack.model)
     except UnsupportedScaling:
@@ -507,7 +509,7 @@ def wavelength_curves(stack) -> list[dict]:
     table = pairs(model.rope_theta, model.head_dim, rule)
     xs = [p.index + 1 for p in table]
     original = editable_rule(model).original
-    reach = getattr(stack, "reach", None) or model.max_position_embeddings or stack.context_limit
+    reach = priced_context or model.max_position_embeddings or stack.context_limit
     return [
         {"name": "as trained (no scaling)", "x": xs, "y": [p.wavelength for p in table]},
         {"name": f"after {rule.rope_type} scaling" if rule.scales else "no rule in the config", "x": xs,

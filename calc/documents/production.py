@@ -16,6 +16,7 @@ from ..specs.precision import FP8, INT4
 from ..model.weights import weight_bytes
 from ..engine.launch import VERIFY_ARGS
 from ..engine.simulation import RATE, Outcome, Sweep, closed_form, sweep, sweep_until
+from ..specs.inputs import CacheOps, Stream
 from ..specs.stack import Stack
 from ..engine.timing import prefill_time
 from ..core.arith import field, made_of, maximum, minimum, term
@@ -185,9 +186,9 @@ def knee(run: Sweep, promise) -> dict[str, Result]:
     }
 
 
-def saturation_cost(stack: Stack) -> Result:
+def saturation_cost(stack: Stack, stream: Stream) -> Result:
     """Dollars per million generated tokens for a card kept busy at the closed-form saturation rate."""
-    closed = closed_form(stack)
+    closed = closed_form(stack, stream)
     return _per_million(stack, closed.saturation, closed.mean_output).result(
         USD_PER_M, "$ per GPU-hour ÷ (saturation rate × mean output × 3,600) × 1,000,000")
 
@@ -203,10 +204,10 @@ def _per_million(stack: Stack, rate: Result, tokens: Result, tokens_shown: str |
             * term(MILLION, "1,000,000"))
 
 
-def levers(stack: Stack, base: Result) -> dict[str, Result]:
+def levers(stack: Stack, stream: Stream, base: Result) -> dict[str, Result]:
     """Cost per million tokens at saturation as one thing changes at a time, and each one's gain."""
     def gain(name: str, changed: Stack) -> dict[str, Result]:
-        cost = saturation_cost(changed)
+        cost = saturation_cost(changed, stream)
         return {"cost": cost, "gain": (term(base) / term(cost)).result(RATIO_FINE2, f"reference ÷ {name}")}
     traffic = stack.traffic
     return {
@@ -219,12 +220,12 @@ def levers(stack: Stack, base: Result) -> dict[str, Result]:
 
 
 
-def document_14s_terms(stack: Stack, knee_rate: Result) -> dict[str, Result]:
+def document_14s_terms(stack: Stack, stream: Stream, knee_rate: Result) -> dict[str, Result]:
     """This page's knee priced as document 14 prices a fleet: every token (prompt and output), the
     month's average load, N+1 spares, and the cards bought as whole nodes. The knee is already where
     queueing breaks the promise, so document 14's planning target (its stand-in for that limit) is
     not applied on top."""
-    closed = closed_form(stack)
+    closed = closed_form(stack, stream)
     headroom = stack.headroom
     tokens = _mean_tokens(closed)
     peak = stack.traffic.requests_per_s
@@ -256,19 +257,19 @@ def _mean_tokens(closed) -> Result:
     return (term(closed.mean_prompt) + term(closed.mean_output)).result(TOKENS, "mean prompt + mean output")
 
 
-def decode_alone(stack: Stack) -> Result:
+def decode_alone(stack: Stack, stream: Stream) -> Result:
     """Tokens a second if the card only decoded, at the batch the cache admits: batch ÷ its step."""
-    closed = closed_form(stack)
+    closed = closed_form(stack, stream)
     batch = closed.batch_at_saturation
     return (term(batch, COUNT.number(batch.value, 2)) / term(closed.step_at_saturation)).result(
         TOKENS_PER_S, "batch the cache admits ÷ its step time")
 
 
-def cache_share_of_reads(stack: Stack) -> dict[str, object]:
+def cache_share_of_reads(stack: Stack, stream: Stream) -> dict[str, object]:
     """One decode step at the batch the pool admits at saturation (whole sequences), each holding the
     stream's mean tokens over its life (mean prompt + half the mean output): the share of its read
     that is cache, and the batch from which the cache is half of every read."""
-    closed = closed_form(stack)
+    closed = closed_form(stack, stream)
     held = round(closed.mean_prompt.value + closed.mean_output.value / 2)
     batch = max(1, int(closed.batch_at_saturation.value))
     step = timing.decode_step(stack, batch, held)
@@ -299,11 +300,12 @@ BATCH_DISCOUNT = 0.5
 BATCH_SOURCE = "docs.fireworks.ai/serverless/overview: batch inference at 50% of serverless rates, input and output"
 
 
-def against_an_api(stack: Stack, fleet_average: Result) -> dict[str, Result]:
+def against_an_api(stack: Stack, stream: Stream, cache: CacheOps, fleet_average: Result) -> dict[str, Result]:
     """The monthly check: the fleet's bill per million tokens (document 14's terms: every token, the
     month's average load, whole nodes) against a managed API's price for the same tokens, and the
     average load at which the two are equal (cost per token divides by the load). The API bills
-    the shared prefix a hit finds cached at a discount, and batch work at half its price."""
+    the shared prefix a hit finds cached at a discount (document 10's prefix and hit rate, `cache`), and
+    batch work at half its price."""
     api = planning.API_PER_MILLION
     load = field(stack.headroom, "average_load", PERCENT, "average load over peak, a month")
 
@@ -314,10 +316,10 @@ def against_an_api(stack: Stack, fleet_average: Result) -> dict[str, Result]:
 
     price = given(api, USD_PER_M, f"a managed API's price per million tokens, prompt and output alike ({planning.API_SOURCE})")
     listed = term(price, USD_PER_M.show(api))
-    closed = closed_form(stack)
+    closed = closed_form(stack, stream)
     tokens = _mean_tokens(closed)
-    hit_rate = field(stack.cache, "hit_rate", PERCENT, "share of requests that find the prefix cached")
-    reused = cacheops.reusable_tokens(stack.cache.prefix, round(closed.mean_prompt.value), stack.block_size)
+    hit_rate = field(cache, "hit_rate", PERCENT, "share of requests that find the prefix cached")
+    reused = cacheops.reusable_tokens(cache.prefix, round(closed.mean_prompt.value), stack.block_size)
     share = term(hit_rate, plain(hit_rate.value)) * term(reused) / term(tokens, TOKENS.precise(tokens.value))
     cached_share = share.result(PERCENT, "hit rate × prefix tokens a hit reuses ÷ (mean prompt + mean output)",
                                 shown=f"{PERCENT.show(share.value)} of the tokens")
@@ -345,14 +347,14 @@ def against_an_api(stack: Stack, fleet_average: Result) -> dict[str, Result]:
 SEEDS = 5  # the reference seed and the next four: how much the knee moves with the draw
 
 
-def knee_spread(stack: Stack) -> dict[str, Result]:
-    """The knee for SEEDS seeds from the stack's own: the lowest and the highest."""
+def knee_spread(stack: Stack, stream: Stream) -> dict[str, Result]:
+    """The knee for SEEDS seeds from the stream's own: the lowest and the highest."""
     over = over_limits(stack.promise).values()
     reached = lambda outcome: any(ratio(outcome) >= 1 for ratio in over)  # noqa: E731
     # The knee is the lowest crossing, found between the first rate that reaches a limit and the one
     # below it, so another seed's sweep can stop there.
-    knees = [knee(sweep(stack) if k == 0 else sweep_until(replace(stack, stream=replace(stack.stream, seed=stack.stream.seed + k)),
-                                                          reached), stack.promise)["rate"]
+    knees = [knee(sweep(stack, stream) if k == 0 else sweep_until(stack, replace(stream, seed=stream.seed + k), reached),
+                  stack.promise)["rate"]
              for k in range(SEEDS)]
     listed = [term(k, RATE.show(k.value)) for k in knees]
     return {
@@ -387,12 +389,12 @@ def utilisation_lever(at_knee: Result) -> dict[str, Result]:
     }
 
 
-def cold_start(stack: Stack) -> dict[str, Result]:
+def cold_start(stack: Stack, stream: Stream) -> dict[str, Result]:
     """Weights read from storage at the named rate, then the engine's start-up (profiling, compiling,
     CUDA graph capture), a named assumption."""
-    rate = stack.stream.storage_gb_per_s * GB
+    rate = stream.storage_gb_per_s * GB
     held = weight_bytes(stack.model, stack.weight_precision)
-    start = stack.stream.engine_start_s
+    start = stream.engine_start_s
     quarter = weight_bytes(stack.model, INT4)
     storage = given(rate, GB_PER_S_SHOWN, "storage read rate (an assumption)")
     engine = given(start, SECONDS, "engine start-up (an assumption)")
@@ -413,10 +415,10 @@ def cold_start(stack: Stack) -> dict[str, Result]:
 
 
 
-def burst(stack: Stack) -> dict[str, Result]:
+def burst(stack: Stack, stream: Stream) -> dict[str, Result]:
     """Every request sent at once: what the queue does to TTFT (the window for rates is empty, so only
     the per-request figures mean anything)."""
-    outcome = simulation.burst(stack)
+    outcome = simulation.burst(stack, stream)
     return {
         "ttft_p50": given(outcome.ttft["p50"], SECONDS, "TTFT p50, every request sent at once"),
         "ttft_p95": given(outcome.ttft["p95"], SECONDS, "TTFT p95, every request sent at once"),
@@ -434,6 +436,7 @@ class Chunking:
     Computed only when a page asks for it."""
 
     stack: Stack
+    stream: Stream
 
     @property
     def budget(self) -> Result:
@@ -449,13 +452,13 @@ class Chunking:
     @property
     def default_stall(self) -> Result:
         """The same for the mean prompt in one step, as the default budget lets it."""
-        return closed_form(self.stack).prefill
+        return closed_form(self.stack, self.stream).prefill
 
     @property
     def knee(self) -> dict[str, Result]:
         seqs = simulation.scheduler_caps(self.stack)[0]
         small = replace(self.stack, serving=replace(self.stack.serving, max_num_batched_tokens=seqs, max_num_seqs=seqs))
-        return knee(sweep(small), self.stack.promise)
+        return knee(sweep(small, self.stream), self.stack.promise)
 
 
 class Later(Mapping[str, object]):
@@ -478,10 +481,11 @@ class Later(Mapping[str, object]):
         return len(self._makers)
 
 
-def section(stack: Stack) -> Later:
-    """Document 15's facts on one stack."""
+def section(stack: Stack, stream: Stream, cache: CacheOps) -> Later:
+    """Document 15's facts on one stack, from the simulated `stream`; a managed API's price for the
+    same tokens discounts document 10's shared prefix (`cache`)."""
     promise = stack.promise
-    run = sweep(stack)
+    run = sweep(stack, stream)
     closed = run.closed
     found = knee(run, promise)
     best = max(run.outcomes, key=lambda o: o.goodput_tokens)
@@ -510,28 +514,28 @@ def section(stack: Stack) -> Later:
                                           if "lower still" in found["binds"] else "")),
                                inputs=made_of(peak, per_replica)),
         "cost": lambda: at_knee_cost,
-        "saturation_cost": lambda: saturation_cost(stack),
-        "levers": lambda: levers(stack, saturation_cost(stack)),
+        "saturation_cost": lambda: saturation_cost(stack, stream),
+        "levers": lambda: levers(stack, stream, saturation_cost(stack, stream)),
         "utilisation": lambda: utilisation_lever(at_knee_cost),
         "price": lambda: given(stack.price.gpu_hour_usd, USD, "$ per GPU-hour (an assumption)"),
-        "cold": lambda: cold_start(stack),
-        "requests": lambda: given(len(simulation.drawn_for(stack).arrivals), COUNT, "requests simulated at each rate"),
+        "cold": lambda: cold_start(stack, stream),
+        "requests": lambda: given(len(simulation.drawn_for(stack, stream).arrivals), COUNT, "requests simulated at each rate"),
         "reply_budget": lambda: given(simulation.OUTPUT_TOKEN_BUDGET, TOKENS,
                                       "output tokens a stream draws at most, to bound a recompute's work"),
-        "warm_up": lambda: given(stack.stream.warm_up, PERCENT, "share of requests discarded as warm-up"),
-        "seed": lambda: given(stack.stream.seed, COUNT, "the generator's seed"),
+        "warm_up": lambda: given(stream.warm_up, PERCENT, "share of requests discarded as warm-up"),
+        "seed": lambda: given(stream.seed, COUNT, "the generator's seed"),
         "max_num_seqs": lambda: given(simulation.scheduler_caps(stack)[0], COUNT, "max_num_seqs"),
         "max_num_batched_tokens": lambda: given(simulation.scheduler_caps(stack)[1], TOKENS, "max_num_batched_tokens"),
         "rates": lambda: given(len(run.outcomes), COUNT, "request rates simulated"),
         "claims": lambda: {name: claim.value for name, claim in CLAIMS.items()},
-        "burst": lambda: burst(stack),
-        "chunked": lambda: Chunking(stack),
-        "refused": lambda: simulation.refused_share(stack),
-        "document_14": lambda: document_14s_terms(stack, per_replica),
-        "decode_alone": lambda: decode_alone(stack),
-        "reads": lambda: cache_share_of_reads(stack),
-        "api": lambda: against_an_api(stack, later["document_14"]["average"]),
-        "spread": lambda: knee_spread(stack),
+        "burst": lambda: burst(stack, stream),
+        "chunked": lambda: Chunking(stack, stream),
+        "refused": lambda: simulation.refused_share(stack, stream),
+        "document_14": lambda: document_14s_terms(stack, stream, per_replica),
+        "decode_alone": lambda: decode_alone(stack, stream),
+        "reads": lambda: cache_share_of_reads(stack, stream),
+        "api": lambda: against_an_api(stack, stream, cache, later["document_14"]["average"]),
+        "spread": lambda: knee_spread(stack, stream),
         "bench": lambda: {"prompts": given(BENCH_PROMPTS, COUNT, f"vllm bench serve --num-prompts default ({BENCH_SOURCE})"),
                           "percentile": given(BENCH_PERCENTILE, COUNT,
                                               f"vllm bench serve --metric-percentiles default ({BENCH_SOURCE})")},
@@ -547,10 +551,10 @@ def _peak_share(goodput: Result, throughput: Result) -> Result:
         PERCENT, "goodput's peak ÷ raw throughput's peak")
 
 
-def latency_curves(stack: Stack) -> dict:
+def latency_curves(stack: Stack, stream: Stream) -> dict:
     """p95 TTFT and ITL (ms) against request rate with the two SLOs, and throughput and goodput
     (tokens per second), from the simulated sweep; the rows of the chart's table."""
-    run = sweep(stack)
+    run = sweep(stack, stream)
     rates = [round(o.rate, 3) for o in run.outcomes]
     ttft = [1000 * o.ttft["p95"] for o in run.outcomes]
     itl = [1000 * o.itl["p95"] for o in run.outcomes]

@@ -9,6 +9,7 @@ from ..specs import formats
 from ..engine import kvcache
 from ..model import roofline
 from ..specs.cards import CARDS, Card
+from ..specs.inputs import DocumentInputs
 from ..specs.models import LLAMA_3_1_70B
 from ..specs.precision import BF16, FP8, INT4, KV_PRECISIONS, PRECISIONS
 from ..model.weights import weight_bytes
@@ -20,9 +21,8 @@ from ..core.units import GIB_HELD, RATIO, RATIO_FINE, Result, given, grouped, pl
 SMALLEST_SHOWN = 1e-40
 
 
-def number(stack: Stack) -> dict[str, object]:
-    """The stack's number in every format, float and integer."""
-    x = stack.number
+def number(x: float) -> dict[str, object]:
+    """The number `x` in every format, float and integer."""
     encoded = {key: formats.encode(x, fmt) for key, fmt in {**formats.FLOATS, **formats.INTS}.items()}
     return {"given": given(x, formats.VALUE, "the number typed"), **encoded}
 
@@ -175,9 +175,9 @@ def rows(curves_: list[dict]) -> list[list[str]]:
             for i, x in enumerate(curves_[0]["x"])]
 
 
-def with_number(stack: Stack, value: float) -> Stack:
+def with_number(inputs: DocumentInputs, value: float) -> DocumentInputs:
     """The number field's apply: refuses what no format here can show but as zero."""
     if value and abs(value) < SMALLEST_SHOWN:
         raise ValueError(f"a number that small (under 10^−40) is zero in every format here but fp32; "
                          f"try one nearer {plain(0.001)}")
-    return replace(stack, number=value)
+    return replace(inputs, stored_number=value)

@@ -7,6 +7,7 @@ from dataclasses import dataclass, replace
 from functools import lru_cache
 
 from ..specs import token_counts
+from ..specs.inputs import PromptText
 from ..model.anatomy import count_parameters, rule_of_thumb
 from ..specs.models import CATALOGUE, Model
 from ..specs.precision import BF16, Precision
@@ -227,17 +228,17 @@ def sample_figures(sample: Sample, english: Sample) -> dict[str, Result | None]:
     }
 
 
-def section(stack) -> dict[str, object]:
-    """Document 01's figures on a stack: the measured samples, the stack's prompt as text, and what
-    the stack model's vocabulary costs."""
+def section(stack, text: PromptText) -> dict[str, object]:
+    """Document 01's figures on a stack: the measured samples, the prompt `text` as the stack's model
+    tokenizes it, and what the model's vocabulary costs."""
     from ..engine import kvcache, timing
     from ..specs.models import CATALOGUE
     measured = samples()
     english = measured["english"]
-    prompt = tokens_for_characters(stack.text.characters, measured[stack.text.kind])
+    prompt = tokens_for_characters(text.characters, measured[text.kind])
     count = int(prompt.value)
     vocab = stack.model.vocab_size
-    characters = given(stack.text.characters, COUNT, "characters in the prompt")
+    characters = given(text.characters, COUNT, "characters in the prompt")
     prompt = replace(prompt, inputs=made_of(characters, *prompt.inputs))
     vocab_read = field(stack.model, "vocab_size", COUNT, "vocab_size")
     llama2_vocab = given(LLAMA_2_VOCAB, COUNT, "Llama 2's vocab_size")
@@ -258,7 +259,7 @@ def section(stack) -> dict[str, object]:
         "template": template_overhead(),
         "prompt": {
             "characters": characters,
-            "kind": LABELS[stack.text.kind],
+            "kind": LABELS[text.kind],
             "tokenizer": ("Llama 3's tokenizer, this model's own" if vocab == ORDINARY_TOKENS + RESERVED_SPECIAL else
                           f"Llama 3's rate: {stack.model.name} has its own tokenizer ({grouped(vocab)} ids), "
                           "so its count will differ"),

@@ -14,6 +14,7 @@ import math
 from dataclasses import dataclass
 
 from . import kvcache, timing
+from ..specs.inputs import CacheOps
 from ..specs.stack import Stack
 from ..core.arith import Expr, ceil_div, field, made_of, term
 from ..core.units import (COUNT, GB_MOVED, GB_PER_S_FINE, GIB_HELD, MS, PERCENT, RATIO, SHARE, TOKENS, TOKENS_FINE,
@@ -81,11 +82,11 @@ def _blocks(count: int) -> str:
     return f"{grouped(count)} block" + ("" if count == 1 else "s")
 
 
-def paging_waste(stack: Stack) -> dict[str, Result]:
+def paging_waste(stack: Stack, cache: CacheOps) -> dict[str, Result]:
     """The last block's expected waste over a spread of lengths, set against reserving every
     sequence's window up front (contiguous allocation to the context limit)."""
     block, typical, limit = stack.block_size, stack.typical_conversation, stack.context_limit
-    spread = stack.cache.spread
+    spread = cache.spread
     lowest, highest = max(typical - spread, 1), max(min(typical + spread, limit), 1)
     count = highest - lowest + 1
     total = wasted_in_range(lowest, highest, block)
@@ -162,11 +163,11 @@ def prefill_after_hit(stack: Stack, prompt: int, reused: int) -> Result:
     return timing.prefill_after(stack, prompt, reused).time
 
 
-def prefix_caching(stack: Stack) -> dict[str, Result]:
+def prefix_caching(stack: Stack, cache: CacheOps) -> dict[str, Result]:
     """What a shared prefix saves: the full blocks it covers, the prefill they skip on a hit, the
     expected saving at the hit rate, and the users the pool holds when residents share it."""
-    block, prompt, prefix = stack.block_size, stack.workload.prompt, stack.cache.prefix
-    hit_rate = stack.cache.hit_rate
+    block, prompt, prefix = stack.block_size, stack.workload.prompt, cache.prefix
+    hit_rate = cache.hit_rate
     reused = reusable_tokens(prefix, prompt, block)
     blocks = reused // block
     full = timing.prefill_time(stack, prompt)
@@ -224,13 +225,13 @@ def prefix_caching(stack: Stack) -> dict[str, Result]:
     }
 
 
-def parallel_samples(stack: Stack) -> dict[str, Result]:
+def parallel_samples(stack: Stack, cache: CacheOps) -> dict[str, Result]:
     """`n` samples from one prompt, each a child request (vllm/v1/engine/parallel_sampling.py,
     ParentRequest): separately, each holds every block; shared through the prefix cache, the prompt's
     full blocks a hit may reuse are held once and each sample owns the rest. A hit stops a token short
     of the prompt (vllm/v1/core/kv_cache_manager.py, get_computed_blocks: at most prompt − 1 tokens),
     so a prompt that fills its last block exactly still has each sample compute and hold that block."""
-    block, prompt, output, n = stack.block_size, stack.workload.prompt, stack.workload.output, stack.cache.samples
+    block, prompt, output, n = stack.block_size, stack.workload.prompt, stack.workload.output, cache.samples
     each = kvcache.blocks_for(prompt + output, block)
     shared_prompt = reusable_tokens(prompt, prompt, block) // block
     separate = n * each
@@ -260,10 +261,10 @@ def parallel_samples(stack: Stack) -> dict[str, Result]:
     }
 
 
-def link_rate(stack: Stack) -> Result:
+def link_rate(stack: Stack, cache: CacheOps) -> Result:
     """The host link at the achieved fraction of its nominal one-way rate."""
     nominal = stack.card.host_bandwidth
-    fraction = field(stack.cache, "link_fraction", PERCENT, "achieved share of the host link, an assumption")
+    fraction = field(cache, "link_fraction", PERCENT, "achieved share of the host link, an assumption")
     return (term(nominal, str(nominal)) * term(fraction, plain(fraction.value))).result(
         GB_PER_S_FINE, "nominal one-way rate × achieved fraction")
 
@@ -281,11 +282,11 @@ def copies(stack: Stack, tokens: int) -> int:
     return blocks * stack.model.num_hidden_layers * 2
 
 
-def transfer(stack: Stack, tokens: int, trips: int) -> Result:
+def transfer(stack: Stack, cache: CacheOps, tokens: int, trips: int) -> Result:
     """Moving `tokens` tokens' cache over the host link `trips` times (out, or out and back): the
     bytes at the achieved rate, plus a fixed cost for each of the many small copies."""
-    moved, rate = cache_bytes(stack, tokens), link_rate(stack)
-    count, overhead = copies(stack, tokens), stack.cache.copy_overhead_s
+    moved, rate = cache_bytes(stack, tokens), link_rate(stack, cache)
+    count, overhead = copies(stack, tokens), cache.copy_overhead_s
     times = f"{trips} × " if trips > 1 else ""
     formula = f"{times}(bytes ÷ achieved link rate + copies × cost of one copy)"
     if not rate.value:
@@ -294,26 +295,26 @@ def transfer(stack: Stack, tokens: int, trips: int) -> Result:
                       worked=(f"{times}({moved.operand} ÷ {rate.operand} + {grouped(count)} × {MS.precise(overhead)}) = "
                               f"{MS.show(value)}"), inputs=made_of(moved, rate))
     one = (term(moved) / term(rate)
-           + term(count) * term(field(stack.cache, "copy_overhead_s", MS_FINE_COPY, "fixed cost of one copy"),
+           + term(count) * term(field(cache, "copy_overhead_s", MS_FINE_COPY, "fixed cost of one copy"),
                                 MS.precise(overhead)))
     one = Expr(one.value, f"({one.text})", one.inputs)  # bracketed even alone, as the rule reads
     return (term(trips) * one if trips > 1 else one).result(MS, formula)
 
 
-def _transfer_seconds(stack: Stack, tokens: int, trips: int) -> float:
+def _transfer_seconds(stack: Stack, cache: CacheOps, tokens: int, trips: int) -> float:
     """transfer's value alone, in the same order of operations: for the scans and curves, which ask
     for it at many lengths and need no worked line."""
     moved = stack.model.tokens_cached(tokens) * kvcache.bytes_per_token(stack.model, stack.kv_precision).value
-    rate = stack.card.host_bandwidth.value * stack.cache.link_fraction
-    one = moved / rate + copies(stack, tokens) * stack.cache.copy_overhead_s if rate else math.inf
+    rate = stack.card.host_bandwidth.value * cache.link_fraction
+    one = moved / rate + copies(stack, tokens) * cache.copy_overhead_s if rate else math.inf
     return trips * one
 
 
-def crossings(stack: Stack, highest: int) -> list[int]:
+def crossings(stack: Stack, cache: CacheOps, highest: int) -> list[int]:
     """Lengths where the swap round trip and the recompute change places, found on a doubling grid
     and narrowed by bisection: none, one or (a slow link, with attention's square catching up) two."""
     def gap(n: int) -> float:
-        return _transfer_seconds(stack, n, 2) - timing.prefill_time(stack, n).value
+        return _transfer_seconds(stack, cache, n, 2) - timing.prefill_time(stack, n).value
     points, n = [], 1
     while n < highest:
         points.append(n)
@@ -344,17 +345,17 @@ def tie_worked(moved: Result, recompute: float, fixed: float, tie: float) -> str
     return f"2 × {moved.operand} ÷ ({MS.precise(recompute)} − {MS.precise(fixed)}) = {GB_PER_S_FINE.show(tie)}"
 
 
-def swap_or_recompute(stack: Stack) -> dict[str, object]:
+def swap_or_recompute(stack: Stack, cache: CacheOps) -> dict[str, object]:
     """A preempted sequence of the typical length: swapped out and back over the host link, against
     recomputed (its tokens prefilled again) by the time model, and the link rate at which they tie."""
     tokens = stack.typical_conversation
-    moved, rate = cache_bytes(stack, tokens), link_rate(stack)
-    one_way, round_trip = transfer(stack, tokens, 1), transfer(stack, tokens, 2)
+    moved, rate = cache_bytes(stack, tokens), link_rate(stack, cache)
+    one_way, round_trip = transfer(stack, cache, tokens, 1), transfer(stack, cache, tokens, 2)
     recompute = timing.prefill_time(stack, tokens)
     blocks = kvcache.blocks_for(stack.model.tokens_cached(tokens), stack.block_size)
     copies_r = (term(blocks) * term(field(stack.model, "num_hidden_layers")) * term(2)).result(
         COUNT, "blocks × layers × 2 (keys and values)")
-    overhead_r = given(stack.cache.copy_overhead_s, MS_FINE_COPY, "fixed cost of one copy, an assumption")
+    overhead_r = given(cache.copy_overhead_s, MS_FINE_COPY, "fixed cost of one copy, an assumption")
     fixed_r = (term(2) * term(copies_r) * term(overhead_r)).result(MS, "2 × copies × cost of one copy: out and back")
     fixed = fixed_r.value
     tie_formula = "2 × bytes ÷ (recompute time − the copies' fixed cost): the link rate at which they tie"
@@ -367,7 +368,7 @@ def swap_or_recompute(stack: Stack) -> dict[str, object]:
                        inputs=made_of(moved, recompute, fixed_r))
     tie = tie_r.value
     highest = max(stack.model.max_position_embeddings, stack.context_limit)
-    found = crossings(stack, highest)
+    found = crossings(stack, cache, highest)
     cheaper = "swap" if round_trip.value < recompute.value else "recompute"
     if found:
         where = ", then ".join(grouped(n) for n in found)
@@ -379,7 +380,7 @@ def swap_or_recompute(stack: Stack) -> dict[str, object]:
         "bytes": moved,
         "nominal": stack.card.host_bandwidth,
         "link": stack.card.host_link,
-        "fraction": given(stack.cache.link_fraction, PERCENT, "achieved share of the host link, an assumption"),
+        "fraction": given(cache.link_fraction, PERCENT, "achieved share of the host link, an assumption"),
         "rate": rate,
         "one_way": one_way,
         "round_trip": round_trip,
@@ -403,15 +404,15 @@ MS_FINE_COPY = Unit("ms", 0.001, "ms", 4)
 SWAP_CURVE_TOKENS = (128, 256, 512, 1_024, 2_048, 4_096, 8_192, 16_384, 32_768, 65_536, 131_072)
 
 
-def swap_curves(stack: Stack) -> dict:
+def swap_curves(stack: Stack, cache: CacheOps) -> dict:
     """Swap (one way and round trip) and recompute, in ms, against tokens held, up to the model's
     reach; the crossing, if there is one, as a vertical marker. Curves, and the table's rows."""
     highest = max(stack.model.max_position_embeddings, stack.context_limit)
     x = [n for n in SWAP_CURVE_TOKENS if n <= highest] or [highest]
-    one = [1000 * _transfer_seconds(stack, n, 1) for n in x]
-    both = [1000 * _transfer_seconds(stack, n, 2) for n in x]
+    one = [1000 * _transfer_seconds(stack, cache, n, 1) for n in x]
+    both = [1000 * _transfer_seconds(stack, cache, n, 2) for n in x]
     again = [1000 * timing.prefill_time(stack, n).value for n in x]
-    found = [n for n in crossings(stack, highest) if x[0] <= n <= x[-1]]
+    found = [n for n in crossings(stack, cache, highest) if x[0] <= n <= x[-1]]
     top = max(again + both)
     marker = {"x": [found[0]] * 2, "y": [0, top]} if found else {"x": [], "y": []}
     curves = [
@@ -424,12 +425,12 @@ def swap_curves(stack: Stack) -> dict:
     return {"curves": curves, "rows": rows}
 
 
-def host_tier(stack: Stack, ladder: kvcache.Ladder, reused: int, saved: Result) -> dict[str, Result]:
+def host_tier(stack: Stack, cache: CacheOps, ladder: kvcache.Ladder, reused: int, saved: Result) -> dict[str, Result]:
     """A host-memory tier under the device pool: how much more it holds, and what restoring the shared
     prefix from it costs against the prefill a hit saves. SGLang's tier moves whole pages with its own
     I/O kernel, layer by layer, so a restore is priced by its bytes alone, not as V0's swap of one copy
     per block, layer and tensor."""
-    ratio = stack.cache.host_ratio
+    ratio = cache.host_ratio
     budget = max(ladder.kv_budget.value, 0)
     ratio_r = given(ratio, RATIO, "host pool ÷ device pool (SGLang --hicache-ratio default)")
     share = term(ratio_r, plain(ratio))
@@ -438,7 +439,7 @@ def host_tier(stack: Stack, ladder: kvcache.Ladder, reused: int, saved: Result) 
     else:
         pool = Result(ratio * budget, GIB_HELD, formula="ratio × KV budget", inputs=made_of(ladder.kv_budget),
                       worked=f"a KV budget of {ladder.kv_budget} sizes no host pool: {GIB_HELD.show(0)}")
-    moved, rate = cache_bytes(stack, reused), link_rate(stack)
+    moved, rate = cache_bytes(stack, reused), link_rate(stack, cache)
     if rate.value:
         restore = (term(moved) / term(rate)).result(MS, "bytes ÷ achieved link rate")
     else:
@@ -454,28 +455,28 @@ def host_tier(stack: Stack, ladder: kvcache.Ladder, reused: int, saved: Result) 
     }
 
 
-def routing(stack: Stack, hit_rate: float) -> dict[str, Result]:
+def routing(cache: CacheOps) -> dict[str, Result]:
     """A conversation's earlier turns are cached on the replica that served them: a router that
     ignores that finds them one time in `replicas`."""
-    replicas = given(stack.cache.replicas, COUNT, "replicas behind one router, an example")
+    replicas = given(cache.replicas, COUNT, "replicas behind one router, an example")
     return {
         "replicas": replicas,
         "random": (term(1) / term(replicas, f"{replicas.value}")).result(PERCENT, "1 ÷ replicas"),
-        "affinity": given(hit_rate, PERCENT, "with prefix-aware routing: the hit rate the page assumes"),
+        "affinity": given(cache.hit_rate, PERCENT, "with prefix-aware routing: the hit rate the page assumes"),
     }
 
 
-def section(stack: Stack) -> dict[str, object]:
-    """Document 10's facts on one stack."""
+def section(stack: Stack, cache: CacheOps) -> dict[str, object]:
+    """Document 10's facts on one stack, its cache operations priced on `cache`."""
     ladder = kvcache.ladder(stack)
-    prefix = prefix_caching(stack)
+    prefix = prefix_caching(stack, cache)
     return {
-        "waste": paging_waste(stack),
+        "waste": paging_waste(stack, cache),
         "paper": paper(),
         "prefix": prefix,
-        "samples": parallel_samples(stack),
-        "swap": swap_or_recompute(stack),
-        "tier": host_tier(stack, ladder, int(prefix["reused"].value), prefix["saved"]),
-        "routing": routing(stack, stack.cache.hit_rate),
+        "samples": parallel_samples(stack, cache),
+        "swap": swap_or_recompute(stack, cache),
+        "tier": host_tier(stack, cache, ladder, int(prefix["reused"].value), prefix["saved"]),
+        "routing": routing(cache),
         "flags": {f"{i}": flag for i, flag in enumerate(FLAGS)},
     }

@@ -19,7 +19,7 @@ import random
 from dataclasses import dataclass, replace
 from functools import cached_property
 
-from ..specs.stack import Sampling, Stack
+from ..specs.inputs import Sampling
 from ..core.arith import Expr, field, made_of, term, total
 from ..core.units import COUNT, FRACTION, SHARE, Result, grouped, plain
 
@@ -340,10 +340,9 @@ def chart(sampled: Sampled) -> dict:
     return {"curves": curves, "rows": rows}
 
 
-def section(stack: Stack) -> dict[str, object]:
-    """Document 13's sampling facts on one stack's setting."""
-    sampled = sample(stack.sampling)
-    setting = stack.sampling
+def section(setting: Sampling) -> dict[str, object]:
+    """Document 13's sampling facts on one setting of the sampler."""
+    sampled = sample(setting)
     return {
         "candidates": " ".join(f"“{c}”" for c in CANDIDATES),
         "stage": {stage.key: stage for stage in sampled.stages},

@@ -46,6 +46,7 @@ from typing import Callable
 
 from . import kvcache
 from ..core import progress
+from ..specs.inputs import Stream
 from ..specs.stack import Pricing, Stack, Traffic
 from . import steptime
 from ..specs.release import PINNED
@@ -126,9 +127,9 @@ def draw(seed: int, count: int, prompt: Lengths, output: Lengths, limit: int) ->
     return Drawn(tuple(arrivals), tuple(prompts), tuple(outputs))
 
 
-def drawn_for(stack: Stack) -> Drawn:
+def drawn_for(stack: Stack, stream: Stream) -> Drawn:
     traffic = stack.traffic
-    return draw(stack.stream.seed, stack.stream.requests,
+    return draw(stream.seed, stream.requests,
                 lognormal_through(traffic.prompt_p50, traffic.prompt_p95),
                 lognormal_through(traffic.output_p50, traffic.output_long), stack.context_limit)
 
@@ -139,16 +140,16 @@ def served(prompt: int, output: int, limit: int) -> int:
     return max(0, min(output, limit - prompt))
 
 
-def served_lengths(stack: Stack) -> list[tuple[int, int]]:
+def served_lengths(stack: Stack, stream: Stream) -> list[tuple[int, int]]:
     """(prompt, output) of the drawn requests the server serves, each output as it is served."""
-    drawn, limit = drawn_for(stack), stack.context_limit
+    drawn, limit = drawn_for(stack, stream), stack.context_limit
     return [(p, served(p, o, limit)) for p, o in zip(drawn.prompts, drawn.outputs) if served(p, o, limit)]
 
 
-def refused_share(stack: Stack) -> Result:
+def refused_share(stack: Stack, stream: Stream) -> Result:
     """The share of drawn requests whose prompt alone reaches the context limit, refused on arrival."""
-    drawn = drawn_for(stack)
-    over = len(drawn.prompts) - len(served_lengths(stack))
+    drawn = drawn_for(stack, stream)
+    over = len(drawn.prompts) - len(served_lengths(stack, stream))
     # counts of the drawn sample: numbers of the draw, not results
     return (term(over) / term(len(drawn.prompts))).result(
         PERCENT, "requests whose prompt reaches the context limit ÷ requests drawn")
@@ -229,11 +230,11 @@ class Run:
 MAX_STEPS_PER_REQUEST = 400
 
 
-def simulate(stack: Stack, rate: float, trace_steps: int = 0) -> Run:
-    """Serve the stack's drawn requests arriving at `rate` per second until all have finished, or
-    the step budget (generous: forty steps a request) runs out, which only a stream far past
-    saturation reaches."""
-    drawn = drawn_for(stack)
+def simulate(stack: Stack, stream: Stream, rate: float, trace_steps: int = 0) -> Run:
+    """Serve the requests `stream` draws for the stack, arriving at `rate` per second, until all have
+    finished, or the step budget (generous: forty steps a request) runs out, which only a stream far
+    past saturation reaches."""
+    drawn = drawn_for(stack, stream)
     max_num_seqs, max_num_batched_tokens = scheduler_caps(stack)
     # Every running sequence decodes a token each step, so no more may run than the step's budget holds.
     running_cap = min(max_num_seqs, max_num_batched_tokens)
@@ -246,7 +247,7 @@ def simulate(stack: Stack, rate: float, trace_steps: int = 0) -> Run:
     requests = [_Request(a / rate, p, o) for a, p, o in zip(drawn.arrivals, drawn.prompts, drawn.outputs)]
     limit = stack.context_limit
     count = len(requests)
-    measured_from = min(int(count * stack.stream.warm_up), count - 1)
+    measured_from = min(int(count * stream.warm_up), count - 1)
     window = (requests[measured_from].arrival, requests[-1].arrival)
     waiting: deque[_Request] = deque()
     prefilling: list[_Request] = []
@@ -573,9 +574,9 @@ def _bisect(predicate, low: float, high: float) -> float:
 
 
 @lru_cache(maxsize=16)
-def closed_form(stack: Stack) -> ClosedForm:
+def closed_form(stack: Stack, stream: Stream) -> ClosedForm:
     costs = step_costs(stack)
-    fitting = served_lengths(stack)
+    fitting = served_lengths(stack, stream)
     prompt = sum(p for p, _ in fitting) / len(fitting)
     output = sum(o for _, o in fitting) / len(fitting)
     held = prompt + output / 2
@@ -655,25 +656,26 @@ class Sweep:
         return None
 
 
-def sweep(stack: Stack) -> Sweep:
-    """The sweep for this stack; the fleet's peak rate and the price do not change one replica's
-    stream, so they are left out of what the cache is keyed on."""
-    return _sweep(replace(stack, traffic=replace(stack.traffic, requests_per_s=Traffic.requests_per_s), price=Pricing()))
+def sweep(stack: Stack, stream: Stream) -> Sweep:
+    """The sweep for this stack and stream; the fleet's peak rate and the price do not change one
+    replica's stream, so they are left out of what the cache is keyed on."""
+    return _sweep(replace(stack, traffic=replace(stack.traffic, requests_per_s=Traffic.requests_per_s), price=Pricing()),
+                  stream)
 
 
 @lru_cache(maxsize=16)
-def _sweep(stack: Stack) -> Sweep:
-    return sweep_until(stack, lambda outcome: False)
+def _sweep(stack: Stack, stream: Stream) -> Sweep:
+    return sweep_until(stack, stream, lambda outcome: False)
 
 
-def sweep_until(stack: Stack, enough: Callable[[Outcome], bool]) -> Sweep:
+def sweep_until(stack: Stack, stream: Stream, enough: Callable[[Outcome], bool]) -> Sweep:
     """The sweep's rates in order, stopping after the first whose outcome is `enough`: what a search
     for the lowest crossing needs and no more."""
-    closed = closed_form(stack)
+    closed = closed_form(stack, stream)
     outcomes: list[Outcome] = []
     progress.report(0, len(SWEEP), "request rates simulated")
     for fraction in SWEEP:
-        outcomes.append(measure(stack, simulate(stack, fraction * closed.saturation.value)))
+        outcomes.append(measure(stack, simulate(stack, stream, fraction * closed.saturation.value)))
         progress.report(len(outcomes), len(SWEEP), "request rates simulated")
         if enough(outcomes[-1]):
             break
@@ -683,14 +685,15 @@ def sweep_until(stack: Stack, enough: Callable[[Outcome], bool]) -> Sweep:
 BURST_RATE = 1e9  # requests a second: every request arrives at once, as `vllm bench serve --request-rate inf` sends them
 
 
-def burst(stack: Stack) -> Outcome:
+def burst(stack: Stack, stream: Stream) -> Outcome:
     """Every request sent at time zero, the way a benchmark with an infinite request rate sends them."""
-    return _burst(replace(stack, traffic=replace(stack.traffic, requests_per_s=Traffic.requests_per_s), price=Pricing()))
+    return _burst(replace(stack, traffic=replace(stack.traffic, requests_per_s=Traffic.requests_per_s), price=Pricing()),
+                  stream)
 
 
 @lru_cache(maxsize=16)
-def _burst(stack: Stack) -> Outcome:
-    return measure(stack, simulate(stack, BURST_RATE))
+def _burst(stack: Stack, stream: Stream) -> Outcome:
+    return measure(stack, simulate(stack, stream, BURST_RATE))
 
 
 @dataclass(frozen=True)

@@ -22,6 +22,7 @@ from . import kvcache, timing
 from . import steptime
 from ..specs.models import LLAMA_3_2_1B, Model
 from ..model.weights import weight_bytes
+from ..specs.inputs import Sampling, Speculation
 from ..specs.stack import Stack
 from ..core.arith import Expr, field, made_of, term, total
 from ..core.units import COUNT, FRACTION, GIB_HELD, MS, RATIO_FINE, SHARE, TOKENS_FINE, Result, Unit, grouped, plain
@@ -611,8 +612,7 @@ class Verification:
         return ", ".join(f"“{label}”" for label, p, q in zip(self.labels, self.target, self.draft) if p > q)
 
 
-def speculative(stack: Stack) -> Speculative:
-    chosen = stack.speculation
+def speculative(stack: Stack, chosen: Speculation) -> Speculative:
     return Speculative(stack, chosen.acceptance, chosen.drafted, DRAFTERS[chosen.drafter], chosen.batch,
                        stack.workload.tokens_held)
 
@@ -659,11 +659,12 @@ def batch_curves(run: Speculative) -> dict:
     return {"curves": curves, "rows": rows}
 
 
-def section(stack: Stack) -> dict[str, object]:
-    """Document 13's speculative-decoding facts on one stack, with a few batches side by side."""
+def section(stack: Stack, chosen: Speculation, setting: Sampling) -> dict[str, object]:
+    """Document 13's speculative-decoding facts on one stack, speculating as `chosen`, with a few batches
+    side by side; the example draft verified is the sampler's `setting`."""
     from .sampling import CANDIDATES, sample
-    run = speculative(stack)
-    stages = sample(stack.sampling).stages
+    run = speculative(stack, chosen)
+    stages = sample(setting).stages
     # The example draft proposes from the untempered, unfiltered distribution; the target samples
     # from the page's final one: two different distributions over the same six candidates.
     lossless = Verification(tuple(c.strip() for c in CANDIDATES), stages[-1].probabilities, stages[0].probabilities,
