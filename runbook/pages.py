@@ -60,10 +60,17 @@ class Page:
                     yield token.meta[key], line
 
 
+RESERVED = "\ue000\ue001\ue002"  # runbook/links.py's alternatives: an id as its page and the edition read it
+
+
 def read_page(entry: Entry, content: Path) -> Page:
     path = content / entry.file
     text = read_text(path)
     lines = text.split("\n")
+    for number, line in enumerate(lines if any(c in text for c in RESERVED) else (), start=1):
+        if marker := next((c for c in line if c in RESERVED), None):
+            raise ContentError(path, number, f"the character U+{ord(marker):04X} (private use) marks ids and links "
+                                             "for the build's two outputs; remove it from the text")
     if not lines or lines[0].strip() != FENCE:
         raise ContentError(path, 1, f"a document starts with front matter between two '{FENCE}' lines")
     try:

@@ -185,6 +185,16 @@ def test_bad_content_stops_the_build_with_file_and_line(content_copy, tmp_path, 
     assert (out / "previous.html").read_text() == "the previous build"
 
 
+def test_a_character_the_build_marks_ids_with_is_refused_at_its_line(content_copy):
+    """U+E000–U+E002 mark an id's two forms (its page's, the edition's) in the one rendering of a
+    document; typed into content they would be read as such a mark."""
+    doc = _break(content_copy, "connect, whether they use it or not.", "connect, whether they use it or not.\ue001")
+    with pytest.raises(ContentError) as err:
+        build.build(content_copy, content_copy.parent / "site")
+    assert err.value.line == _line_of(doc, "connect, whether they use it or not.\ue001")
+    assert "U+E001" in err.value.message
+
+
 @pytest.mark.parametrize("front, message", [
     ('number = "06"\nkicker = "x"\ntitle = "x"\nlede = "x"\ncolour = "red"\n', "unknown front matter key 'colour'"),
     ('number = "06"\nkicker = "x"\ntitle = "x"\n', "front matter lacks 'lede'"),
