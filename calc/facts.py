@@ -13,7 +13,7 @@ from .engine import kvcache
 from .documents import phases
 from .model.anatomy import count_parameters
 from .specs.inputs import REFERENCE_INPUTS, CacheOps, DocumentInputs, PromptText, Sampling, Speculation, Stream
-from .specs.models import CATALOGUE, Model
+from .specs.models import CATALOGUE, Model, short_key
 from .specs.stack import REFERENCE, Stack
 from .core.units import MS_WHOLE, SECONDS, given
 
@@ -29,7 +29,7 @@ SECTIONS: dict[str, Callable[[Stack, DocumentInputs, "Facts"], object]] = {
     "kv": lambda stack, inputs, made: phases.kv(stack, made["ladder"]),
     "ladder": lambda stack, inputs, made: kvcache.ladder(stack),
     "levers": lambda stack, inputs, made: kvcache.stacked_levers(stack),
-    "family": lambda stack, inputs, made: {key.split("-")[-1]: phases.model_cache(model, stack) for key, model in CATALOGUE.items()},
+    "family": lambda stack, inputs, made: {short_key(key): phases.model_cache(model, stack) for key, model in CATALOGUE.items()},
     "recompute": lambda stack, inputs, made: {
         "typical": kvcache.recompute_cost_ratio(stack.traffic.prompt_p50, stack.traffic.output_p50),
         "long": kvcache.recompute_cost_ratio(stack.traffic.prompt_p95, stack.traffic.output_long),

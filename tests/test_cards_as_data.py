@@ -203,3 +203,11 @@ def test_a_table_that_is_not_one_stops_the_build_at_its_line(content_copy, tmp_p
         build.build(content_copy, tmp_path / "site", only="09")
     line = next(i for i, text in enumerate(doc.read_text(encoding="utf-8").splitlines(), start=1) if text == written)
     assert err.value.line == line and err.value.message.startswith(said), err.value
+
+
+def test_a_model_whose_size_another_shares_goes_by_its_whole_key():
+    """Two 8B models in the catalogue: neither takes `family.8b` from the other, silently."""
+    from calc.specs.models import CATALOGUE, short_key
+    catalogue = {**CATALOGUE, "qwen-3-8b": CATALOGUE["llama-3.1-8b"]}
+    assert short_key("llama-3.1-70b", catalogue) == "70b"
+    assert [short_key(k, catalogue) for k in ("llama-3.1-8b", "qwen-3-8b")] == ["llama_3_1_8b", "qwen_3_8b"]

@@ -37,9 +37,11 @@ class Expr:
     def _with(self, other: Any, symbol: str, binds: int, value: float) -> "Expr":
         right = lift(other)
         left_text = self.text if self.binds >= binds else f"({self.text})"
-        # the right side of − and ÷ needs brackets at equal binding, too: a − (b + c), a ÷ (b × c)
+        # the right side of − and ÷ needs brackets at equal binding, too: a − (b + c), a ÷ (b × c);
+        # a negative operand on the right always: a − (−3)
         tight = binds + (symbol in ("−", "÷"))
-        right_text = right.text if right.binds >= tight else f"({right.text})"
+        negative = right.text.startswith(("−", "-"))
+        right_text = right.text if right.binds >= tight and not negative else f"({right.text})"
         return Expr(value, f"{left_text} {symbol} {right_text}", _joined(self.inputs, right.inputs), binds)
 
     def __add__(self, other: Any) -> "Expr":
@@ -58,6 +60,13 @@ class Expr:
         """⌊a ÷ b⌋, exact: the floor of the true quotient, not of a rounded one."""
         right = lift(other)
         return Expr(self.value // right.value, f"⌊{(self / right).text}⌋", _joined(self.inputs, right.inputs))
+
+    def __neg__(self) -> "Expr":
+        text = self.text if self.binds == ATOM else f"({self.text})"
+        return Expr(-self.value, f"−{text}", self.inputs, ATOM)
+
+    def __rfloordiv__(self, other: Any) -> "Expr":
+        return lift(other) // self
 
     def __radd__(self, other: Any) -> "Expr":
         return lift(other) + self
@@ -96,7 +105,10 @@ def lift(value: Any) -> Expr:
 
 
 def number_text(value: float) -> str:
-    return grouped(value) if isinstance(value, int) or float(value).is_integer() else plain(value)
+    """A constant as short as it is exact; one too small for six places, to four significant figures."""
+    if isinstance(value, int) or float(value).is_integer():
+        return grouped(value)
+    return plain(value) if abs(value) >= 1e-4 else f"{value:.4g}"
 
 
 def ceil(expr: Expr) -> Expr:

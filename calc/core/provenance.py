@@ -29,11 +29,11 @@ class Provenance:
         # datasheet, when the facts are only some of the namespace's.
         self._owners = {id(owner): path for path, owner in (owners or {}).items()}
         self._path_of: dict[int, str] = {}
-        self._path_of_equal: dict[Result, str] = {}
+        self._path_of_equal: dict[Result, list[str]] = {}
         for path, value in self.facts.items():
             if isinstance(value, Result):
                 self._path_of.setdefault(id(value), path)
-                self._path_of_equal.setdefault(value, path)
+                self._path_of_equal.setdefault(value, []).append(path)
         self._by_field: dict[str, list[str]] = {}
         for path in self.facts:
             self._by_field.setdefault(path.rsplit(".", 1)[-1], []).append(path)
@@ -70,9 +70,9 @@ class Provenance:
         if used.origin is not None and (read := self._field_path(used)):
             return read
         # A result computed twice (a property rebuilds it on each reading) is the same fact if it
-        # is equal in every shown part.
-        if (same := self._path_of_equal.get(used)) is not None:
-            return same
+        # is equal in every shown part and says what it is; of several, the one nearest the result.
+        if used.formula and (same := self._path_of_equal.get(used)):
+            return max(same, key=lambda path: _shared(path, fresh))
         self.facts[fresh] = used
         self._path_of[id(used)] = fresh
         return fresh
@@ -123,6 +123,16 @@ class Provenance:
         if self.namespace is not None and INTERMEDIATE not in path and (source := source_of(path, self.namespace)):
             entry["source"] = source
         return entry
+
+
+def _shared(a: str, b: str) -> int:
+    """How many leading names two paths share."""
+    count = 0
+    for x, y in zip(a.split("."), b.split(".")):
+        if x != y:
+            break
+        count += 1
+    return count
 
 
 def source_of(path: str, namespace: Mapping[str, Any]) -> str:

@@ -9,7 +9,7 @@ from functools import lru_cache
 from ..specs import token_counts
 from ..specs.inputs import PromptText
 from ..model.anatomy import count_parameters, rule_of_thumb
-from ..specs.models import CATALOGUE, Model
+from ..specs.models import CATALOGUE, Model, short_key
 from ..specs.precision import BF16, Precision
 from ..core.arith import field, made_of, term
 from ..core.units import (COUNT, GFLOP, GIB_HELD, KIB_HELD, PERCENT, RATIO_FINE, TOKENS, Result, Unit, given,
@@ -309,7 +309,7 @@ def stream_groups(steps: tuple[StreamStep, ...]) -> tuple[tuple[StreamStep, ...]
 
 def family_sizes() -> dict[str, dict[str, Result]]:
     """Each Llama 3.1 size's parameters, the rule of thumb against them, and its vocabulary tables' share."""
-    return {key.split("-")[-1]: {"total": count_parameters(model).total, "rule": rule_of_thumb(model).coefficient,
+    return {short_key(key): {"total": count_parameters(model).total, "rule": rule_of_thumb(model).coefficient,
                                  "short": rule_of_thumb(model).short_of_total,
                                  "tables": vocabulary_cost(model).share, "table": vocabulary_cost(model).embedding}
             for key, model in CATALOGUE.items() if key.startswith("llama-3.1")}

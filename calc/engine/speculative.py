@@ -101,12 +101,12 @@ def rate_of(alpha: float, gamma: int) -> float:
 
 def _alpha(alpha: float, of: object = None) -> Result:
     """α as an operand: the run's field where a run is named (`of`), else α as the page's `alpha` fact shows it."""
-    return field(of, "alpha", AS_TYPED, "α") if of is not None else Result(alpha, AS_TYPED, worked=plain(alpha))
+    return field(of, "alpha", AS_TYPED, "α") if of is not None else Result(alpha, AS_TYPED, "α", worked=plain(alpha))
 
 
 def _gamma(gamma: int, of: object = None) -> Result:
     """γ as an operand, as _alpha."""
-    return field(of, "gamma", COUNT, "γ") if of is not None else Result(gamma, COUNT, worked=str(gamma))
+    return field(of, "gamma", COUNT, "γ") if of is not None else Result(gamma, COUNT, "γ", worked=str(gamma))
 
 
 def _power(alpha: Result, exponent: int, inputs: tuple[Result, ...]) -> Expr:

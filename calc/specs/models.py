@@ -572,3 +572,14 @@ ATTENTION_MODELS: dict[str, Model] = {
     "mistral-7b": MISTRAL_7B,
     "gemma-2-9b": GEMMA_2_9B,
 }
+
+
+def short_key(key: str, catalogue: dict[str, Model] | None = None) -> str:
+    """A catalogue model's name in facts: its size (`8b`, `8x7b`) where no other model in the catalogue
+    ends the same way, else its whole key, dashes and dots as underscores (`qwen_3_8b`), so adding a
+    model never quietly takes another's place under `family.8b`."""
+    catalogue = CATALOGUE if catalogue is None else catalogue
+    size = key.split("-")[-1]
+    if sum(other.split("-")[-1] == size for other in catalogue) == 1:
+        return size
+    return key.replace("-", "_").replace(".", "_")

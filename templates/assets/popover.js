@@ -41,7 +41,9 @@ runbookDocuments(function () {
   function current(path) {
     const recomputed = ((scope && explainedIn.get(scope)) || {})[path];
     if (recomputed) return recomputed.text;
-    const node = document.querySelector(`.ref[data-ref="${CSS.escape(path)}"]`);
+    const selector = `.ref[data-ref="${CSS.escape(path)}"]`;
+    // the open number's own region first: in the edition another calculator's region may show the path too
+    const node = (scope && scope.querySelector(selector)) || document.querySelector(selector);
     return node ? node.textContent : (data.facts[path] || {}).text || "";
   }
   const nameOf = (path) => factOf(path).name || words(path);
@@ -118,12 +120,14 @@ runbookDocuments(function () {
   }
 
   // Redrawn once Python answers, if the reader is still on this number's first page.
+  let asked = 0;  // the latest question: an answer to an older one (an earlier number, earlier inputs) is dropped
   function askPython(node, region) {
     const path = pathOf(node);
+    const question = ++asked;
     region.dispatchEvent(new CustomEvent("runbook-explain", { cancelable: true, detail: {
       paths: [path],
       reply: (answer) => answer.then((facts) => {
-        if (!facts) return;
+        if (!facts || question !== asked) return;
         explainedIn.set(region, facts);
         if (anchor === node && !pop.hidden && !trail.length) { draw(path, node); place(node); }
       }, () => {}),
