@@ -376,9 +376,22 @@ def test_a_fault_in_calc_under_a_reference_is_a_bug_not_an_unknown_name(monkeypa
     must not read as 'unknown calc reference'."""
     from calc import facts as calc_facts
 
-    def broken(stack, namespace):
+    def broken(*_):
         raise KeyError("a bug in the ladder's section")
 
     monkeypatch.setitem(calc_facts.SECTIONS, "ladder", broken)
     with pytest.raises(KeyError, match="a bug in the ladder's section"):
+        build.build(content_copy, content_copy.parent / "site", "06")
+
+
+def test_a_type_error_inside_calc_under_a_reference_is_a_bug_not_a_content_fault(monkeypatch, content_copy):
+    """A reference that names something unprintable is the author's fault; calc failing while it
+    computes the section is not, whatever it raises."""
+    from calc import facts as calc_facts
+
+    def broken(*_):
+        raise TypeError("a bug in the ladder's section")
+
+    monkeypatch.setitem(calc_facts.SECTIONS, "ladder", broken)
+    with pytest.raises(TypeError, match="a bug in the ladder's section"):
         build.build(content_copy, content_copy.parent / "site", "06")

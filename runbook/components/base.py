@@ -112,10 +112,15 @@ def no_arguments(args: str) -> None:
 def looked_up(namespace: Mapping[str, Any], path: str) -> Any:
     """The fact a dotted name names. Its section is computed first, outside the lookup, so that a
     fault in calc while computing it (even a KeyError) surfaces as itself, never as an unknown name."""
+    compute_section(namespace, path)
+    return resolve(namespace, path)
+
+
+def compute_section(namespace: Mapping[str, Any], path: str) -> None:
+    """The section a dotted name starts with, computed (a fault in it is calc's, whatever it raises)."""
     section = path.split(".", 1)[0]
     if section in set(namespace):
         namespace[section]
-    return resolve(namespace, path)
 
 
 def fact(namespace: Mapping[str, Any], path: str, kind: type, what: str) -> Any:

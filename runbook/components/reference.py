@@ -15,7 +15,7 @@ from calc.core.present import BadFilter, UnknownFact, figure
 
 from ..errors import ContentError
 from ..pages import Page
-from .base import looked_up, unknown
+from .base import compute_section, looked_up, unknown
 
 REFERENCE = re.compile(r"\{\{\s*([A-Za-z_][\w.]*)\s*(?:\|\s*([a-z]+)(?:\s+(\d+))?\s*)?\}\}")
 
@@ -56,6 +56,7 @@ def resolve_reference(page: Page, token: Token, line: int, namespace: Mapping[st
         raise ContentError(page.path, line, f"malformed reference {token.content!r}: "
                                             "write {{ name.path }} or {{ name.path | number }}")
     ref = token.meta["ref"]
+    compute_section(namespace, ref.partition("|")[0].strip())  # outside the try: calc's faults are calc's
     try:
         page.references[id(token)] = shown(namespace, ref)
     except UnknownFact as err:
