@@ -149,12 +149,10 @@ def _fields_near(shown: list[tuple[str, Any]], depth: int = 2) -> Iterator[tuple
             for f in dataclasses.fields(value):
                 yield from walk(f"{prefix}.{f.name}", getattr(value, f.name), left - 1)
 
-    parents = dict.fromkeys(path.rsplit(".", 1)[0] for path, _ in shown if "." in path)
-    for parent in parents:
-        owner = dict(shown).get(parent)
-        if owner is None:
-            continue
-        yield from walk(parent, owner, depth)
+    values = dict(shown)
+    for parent in dict.fromkeys(path.rsplit(".", 1)[0] for path, _ in shown if "." in path):
+        if (owner := values.get(parent)) is not None:
+            yield from walk(parent, owner, depth)
 
 
 def explained(namespace: Facts, paths: list[str]) -> dict[str, dict[str, Any]]:
@@ -167,11 +165,11 @@ def explained(namespace: Facts, paths: list[str]) -> dict[str, dict[str, Any]]:
             shown.append((path, resolve(namespace, path)))
         except (UnknownFact, ArithmeticError, ValueError, TypeError):
             continue
-    stack = namespace.stack
+    stack, values = namespace.stack, dict(shown)
     provenance = Provenance(shown + list(_fields_near(shown)), namespace,
                             owners={"stack": stack, "stack.model": stack.model, "stack.card": stack.card})
     found: dict[str, dict[str, Any]] = {}
-    for path in provenance.closure(p for p in dict.fromkeys(paths) if isinstance(dict(shown).get(p), Result)):
+    for path in provenance.closure(p for p in dict.fromkeys(paths) if isinstance(values.get(p), Result)):
         found[path] = {"inputs": [], **provenance.entry(path)}
     return found
 

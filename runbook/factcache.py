@@ -3,10 +3,11 @@
 Listing every fact (calc.core.present.leaves) computes every section of calc's namespace,
 document 15's simulation included: seconds, and the larger part of a build. The typed-number
 guard and the popovers' provenance need the whole list, but it changes only when calc does, so it
-is kept in .cache/ keyed by a hash of every file under calc/ and the Python version: a build after
-a change to content or templates, a one-document build and a rebuild under --serve read it back.
-The runbook's own counts (`runbook.documents`…) come from content, so they are never kept: they are
-listed fresh, after calc's, where a full listing of the namespace puts them.
+is kept in .cache/ keyed by a hash of every Python file under calc/ (calc reads no other file) and
+the Python version: a build after a change to content or templates, a one-document build and a
+rebuild under --serve read it back. The runbook's own counts (`runbook.documents`…) come from
+content, so they are never kept: they are listed fresh, after calc's, where a full listing of the
+namespace puts them.
 """
 from __future__ import annotations
 
