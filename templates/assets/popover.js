@@ -19,9 +19,9 @@ runbookDocuments(function () {
   document.body.append(pop);
   let anchor = null;
   let trail = [];
-  const explainedIn = new WeakMap();  // a region a calculator recomputed → Python's facts for it
-  let scope = null;  // the open number's recomputed region, if it has one
-  const factOf = (path) => ((scope && explainedIn.get(scope)) || {})[path] || data.facts[path] || {};
+  let scope = null;  // the open number's live region, if a calculator recomputes it
+  let recomputed = {};  // Python's facts for the open number, on the reader's inputs, once it answers
+  const factOf = (path) => recomputed[path] || data.facts[path] || {};
   let returning = false; // focus handed back to the number on Escape does not reopen it
 
   document.querySelectorAll(".ref").forEach((node) => {
@@ -39,8 +39,7 @@ runbookDocuments(function () {
   // The number as the reader's inputs make it, where a calculator recomputed it; else as the page
   // shows it now; else as the build computed it.
   function current(path) {
-    const recomputed = ((scope && explainedIn.get(scope)) || {})[path];
-    if (recomputed) return recomputed.text;
+    if (recomputed[path]) return recomputed[path].text;
     const selector = `.ref[data-ref="${CSS.escape(path)}"]`;
     // the open number's own region first: in the edition another calculator's region may show the path too
     const node = (scope && scope.querySelector(selector)) || document.querySelector(selector);
@@ -112,7 +111,7 @@ runbookDocuments(function () {
     anchor = node;
     trail = [];
     scope = node.closest("[data-live]");
-    if (scope) explainedIn.delete(scope);  // the reader may have changed an input since it was last asked
+    recomputed = {};  // asked afresh: the reader may have changed an input since
     draw(pathOf(node), node);
     node.setAttribute("aria-expanded", "true");
     place(node);
@@ -128,7 +127,7 @@ runbookDocuments(function () {
       paths: [path],
       reply: (answer) => answer.then((facts) => {
         if (!facts || question !== asked) return;
-        explainedIn.set(region, facts);
+        recomputed = facts;
         if (anchor === node && !pop.hidden && !trail.length) { draw(path, node); place(node); }
       }, () => {}),
     } }));
