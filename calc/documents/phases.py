@@ -204,9 +204,8 @@ def workload(stack: Stack, ladder: kvcache.Ladder) -> dict[str, object]:
         "batch": (given(batch, COUNT, "sequences decoding together") if chosen.batch else
                   Result(batch, COUNT, formula="sequences decoding together", worked=COUNT.show(batch),
                          inputs=made_of(admitted))),
-        "context": Result(context, TOKENS, formula="prompt + half the output",
-                          worked=f"{grouped(chosen.prompt)} + {grouped(chosen.output)} ÷ 2 = {TOKENS.show(context)}",
-                          inputs=made_of(prompt, output)),
+        "context": (term(prompt, grouped(chosen.prompt)) + term(output, grouped(chosen.output)) // 2).result(
+            TOKENS, "prompt + half the output, in whole tokens"),
         "admitted": admitted,
         "over_admitted": batch > admitted.value,
         "prefill": timing.prefill_time(stack, chosen.prompt),

@@ -600,12 +600,13 @@ def closed_form(stack: Stack, stream: Stream) -> ClosedForm:
     at_prompt = Result(prefill, MS, formula="prefill time of the mean prompt (the time model)",
                        worked=f"the time model at {TOKENS.show(prompt)}: {MS.show(prefill)}",
                        inputs=made_of(mean_prompt, timed_prefill))
-    # the cap is min(…) floored at one batch: the line shows the min(); a bisection and the time model
+    # the cap is min(…), floored at one sequence where it falls below: a bisection and the time model
     # at a fractional batch are stated in words, each with the results it rests on
+    smallest = (f"min({grouped(capacity_tokens)} ÷ ({TOKENS.number(held, 2)} + {stack.block_size}), "
+                f"{grouped(seqs)} sequences, {grouped(budget)} tokens)")
     admitted = Result(batch, COUNT, formula="min(token capacity ÷ (mean tokens held + a block), max_num_seqs, "
-                                            "max_num_batched_tokens)",
-                      worked=(f"min({grouped(capacity_tokens)} ÷ ({TOKENS.number(held, 2)} + {stack.block_size}), "
-                              f"{grouped(seqs)} sequences, {grouped(budget)} tokens) = {COUNT.number(batch, 2)}"),
+                                            "max_num_batched_tokens), at least one",
+                      worked=f"{smallest if cap >= 1 else f'max({smallest}, 1)'} = {COUNT.number(batch, 2)}",
                       inputs=made_of(capacity, mean_prompt, mean_output))
     at_batch = Result(step, MS, formula="the time model's step at that batch",
                       worked=(f"the time model's step at {COUNT.number(batch, 2)} sequences of {TOKENS.number(held, 2)} "
