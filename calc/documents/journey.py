@@ -17,6 +17,7 @@ from ..model.anatomy import count_parameters
 from ..engine.kvcache import blocks_for, bytes_for_tokens, bytes_per_token
 from ..specs.precision import BF16
 from ..specs.stack import Stack
+from .tokens import samples
 from ..core.arith import ceil_div, field, made_of, term, total
 from ..core.units import (BYTES, COUNT, GB_MOVED, GIB_HELD, MS, MS_WHOLE, PERCENT, RATIO, TIMES, TFLOP, TOKENS,
     TOKENS_PER_S, Result, Unit, given, grouped, plain)
@@ -40,8 +41,6 @@ HTTP_PARSE = Assumption(0.000_2, "reasoning: the OpenAI-compatible server (uvico
                                  "microseconds of CPython")
 CHAT_TEMPLATE = Assumption(0.000_1, "reasoning: apply_chat_template renders a handful of messages through one "
                                     "compiled Jinja template, string concatenation of a few kilobytes")
-BYTES_PER_TOKEN = Assumption(4, "OpenAI Help Center, 'What are tokens and how to count them': one token is about "
-                                "four characters of common English text (one byte each)")
 TIKTOKEN_BYTES_PER_S = Assumption(13.8e6, "toktok-rs README (pypi.org/project/toktok-rs): tiktoken encodes The Pile "
                                           "with cl100k_base at 13.8 MB/s on one thread, Python 3.11")
 TOKENIZER_SLOWER = Assumption(4.5, "openai/tiktoken README: tiktoken is 3 to 6 times faster than a comparable open "
@@ -172,7 +171,7 @@ class Journey:
         return {
             "tiktoken": given(TIKTOKEN_BYTES_PER_S.value, MB_PER_S, TIKTOKEN_BYTES_PER_S.source),
             "slower": given(TOKENIZER_SLOWER.value, RATIO, TOKENIZER_SLOWER.source),
-            "bytes_per_token": given(BYTES_PER_TOKEN.value, COUNT, BYTES_PER_TOKEN.source),
+            "characters_per_token": characters_per_token(),
             "per_block": given(PER_BLOCK.value, MICROSECONDS, PER_BLOCK.source),
             "warm_fraction": given(WARM_FRACTION.value, SHARE, WARM_FRACTION.source),
         }
@@ -251,12 +250,21 @@ def older_figures(stack: Stack, prompt: int) -> dict[str, Result]:
     return out
 
 
+def characters_per_token() -> Result:
+    """English prose's characters per token on Llama 3's tokenizer, as document 01 measures it on its
+    sample (not the four a token of OpenAI's rule of thumb)."""
+    return samples()["english"].characters_per_token
+
+
 def tokenizer_rate() -> Result:
-    """Tokens a Hugging Face tokeniser encodes per second on one core, from the assumptions above."""
+    """Tokens a Hugging Face tokeniser encodes per second on one core, from the assumptions above and
+    English's measured characters per token, one byte each."""
+    per_token = characters_per_token()
     rate = (term(_given(TIKTOKEN_BYTES_PER_S, MB_PER_S), f"{grouped(TIKTOKEN_BYTES_PER_S.value)} B/s")
             / term(_given(TOKENIZER_SLOWER, RATIO), plain(TOKENIZER_SLOWER.value))
-            / term(_given(BYTES_PER_TOKEN, COUNT), f"{plain(BYTES_PER_TOKEN.value)} B"))
-    return rate.result(TOKENS_PER_S, "tiktoken's bytes per second ÷ how much slower ÷ bytes per token")
+            / term(per_token, f"{per_token.number(4)} B"))
+    return rate.result(TOKENS_PER_S, "tiktoken's bytes per second ÷ how much slower ÷ bytes per token (English's "
+                                     "characters per token, one byte each)")
 
 
 def _blocks(tokens: int | Result, stack: Stack, what: str) -> Result:
@@ -279,8 +287,9 @@ def journey(stack: Stack, prompt: int, output: int, cases: bool = True) -> Journ
 
     # 1–5: the CPU front end
     rate = tokenizer_rate()
-    characters = (term(asked, grouped(prompt)) * term(_given(BYTES_PER_TOKEN, COUNT), plain(BYTES_PER_TOKEN.value)))\
-        .result(COUNT, "prompt tokens × characters per token", shown=grouped(prompt * BYTES_PER_TOKEN.value))
+    per_token = characters_per_token()
+    characters = (term(asked, grouped(prompt)) * term(per_token, per_token.number(4))).result(
+        COUNT, "prompt tokens × English's characters per token")
     tokenise = (term(asked, TOKENS.show(prompt)) / term(rate)).result(MS, "prompt tokens ÷ tokeniser rate")
     blocks = _blocks(asked, stack, "prompt")
     allocate = (term(blocks, grouped(int(blocks.value))) * term(_given(PER_BLOCK, MICROSECONDS),
