@@ -100,6 +100,11 @@ def field(owner: Any, name: str, unit: Unit = COUNT, what: str = "") -> Result:
                   origin=(owner, name))
 
 
+def config_term(owner: Any, name: str) -> Expr:
+    """A config or datasheet field as an operand, printed as the worked lines print whole numbers."""
+    return term(field(owner, name), grouped(getattr(owner, name)))
+
+
 def lift(value: Any) -> Expr:
     return value if isinstance(value, Expr) else term(value)
 

@@ -13,7 +13,7 @@ from ..engine import kvcache
 from ..specs.models import DEEPSEEK_V2, DEEPSEEK_V3, GEMMA_2_9B, LLAMA_3_1_8B, MISTRAL_7B, Model
 from ..specs.precision import Precision
 from ..specs.stack import Stack
-from ..core.arith import Expr, field, made_of, term
+from ..core.arith import config_term, field, made_of, term
 from ..core.units import (BYTES, COUNT, FLOP_PER_BYTE, GIB_HELD, KIB_HELD, PERCENT, RATIO, TIMES, TOKENS, Result, Unit,
     floor_count, given, grouped, plain)
 
@@ -30,17 +30,13 @@ WINDOW_SOURCE = "Beltagy et al. 2020 (Longformer); Jiang et al. 2023 (Mistral 7B
 HYBRID_SOURCE = "Gemma Team 2024, Gemma 2: local (4,096-token window) and global attention in alternate layers"
 
 
-def _config(model: Model, name: str) -> Expr:
-    """A config.json field as an operand, grouped as the worked lines print it."""
-    return term(field(model, name), grouped(getattr(model, name)))
-
 
 def elements_per_layer(model: Model) -> Result:
     """Numbers one token leaves in one layer's cache."""
     if model.is_latent:
-        return (_config(model, "kv_lora_rank") + _config(model, "qk_rope_head_dim")).result(
+        return (config_term(model, "kv_lora_rank") + config_term(model, "qk_rope_head_dim")).result(
             COUNT, "kv_lora_rank + qk_rope_head_dim")
-    return (term(2) * _config(model, "num_key_value_heads") * _config(model, "head_dim")).result(
+    return (term(2) * config_term(model, "num_key_value_heads") * config_term(model, "head_dim")).result(
         COUNT, "2 × kv_heads × head_dim")
 
 
@@ -50,8 +46,8 @@ def multi_head_per_token(model: Model, kv: Precision) -> Result:
     layers, heads = model.num_hidden_layers, model.num_attention_heads
     if model.is_latent:
         value = layers * heads * (model.head_dim + model.v_head_dim) * kv.bytes
-        expr = (_config(model, "num_hidden_layers") * _config(model, "num_attention_heads")
-                * (_config(model, "qk_nope_head_dim") + _config(model, "qk_rope_head_dim") + _config(model, "v_head_dim"))
+        expr = (config_term(model, "num_hidden_layers") * config_term(model, "num_attention_heads")
+                * (config_term(model, "qk_nope_head_dim") + config_term(model, "qk_rope_head_dim") + config_term(model, "v_head_dim"))
                 * term(kv.bytes, plain(kv.bytes)))
         if expr.value != value:  # head_dim is not qk_nope + qk_rope: the line as it was, resting on the same fields
             return Result(value, KIB_HELD, formula="layers × heads × (qk_nope + qk_rope + v_head_dim) × bytes",
@@ -178,7 +174,7 @@ def latent_ops_per_position(model: Model) -> Result:
     """Decode attention over the latent itself (the up-projections absorbed into the query and the
     output): per cached position and layer, 2 × heads × (latent + RoPE key) for the scores and
     2 × heads × latent for the weighted sum."""
-    heads, latent = _config(model, "num_attention_heads"), term(field(model, "kv_lora_rank"), str(model.kv_lora_rank))
+    heads, latent = config_term(model, "num_attention_heads"), term(field(model, "kv_lora_rank"), str(model.kv_lora_rank))
     rope = term(field(model, "qk_rope_head_dim"), str(model.qk_rope_head_dim))
     return (term(2) * heads * (latent + rope) + term(2) * heads * latent).result(
         COUNT, "2 × heads × (kv_lora_rank + qk_rope) + 2 × heads × kv_lora_rank")
@@ -186,8 +182,8 @@ def latent_ops_per_position(model: Model) -> Result:
 
 def multi_head_ops_per_position(model: Model) -> Result:
     """The same in multi-head form: scores over qk_nope + qk_rope, values of v_head_dim, per head."""
-    heads = _config(model, "num_attention_heads")
-    return (term(2) * heads * _config(model, "head_dim") + term(2) * heads * _config(model, "v_head_dim")).result(
+    heads = config_term(model, "num_attention_heads")
+    return (term(2) * heads * config_term(model, "head_dim") + term(2) * heads * config_term(model, "v_head_dim")).result(
         COUNT, "2 × heads × (qk_nope + qk_rope) + 2 × heads × v_head_dim")
 
 
@@ -200,13 +196,13 @@ def intensity(ops: Result, elements: int, kv: Precision) -> Result:
 def gqa_ops_per_position(model: Model) -> Result:
     """Attention's operations per cached position and layer under MHA, GQA or MQA alike: every
     query head still scores every key and sums every value, so the KV head count never enters."""
-    return (term(4) * _config(model, "num_attention_heads") * _config(model, "head_dim")).result(
+    return (term(4) * config_term(model, "num_attention_heads") * config_term(model, "head_dim")).result(
         COUNT, "4 × query heads × head_dim")
 
 
 def key_projection(model: Model, kv_heads: int) -> Result:
     """One layer's W_K: hidden × (KV heads × head_dim) parameters, fixed when the model is trained."""
-    return (_config(model, "hidden_size") * term(kv_heads) * _config(model, "head_dim")).result(
+    return (config_term(model, "hidden_size") * term(kv_heads) * config_term(model, "head_dim")).result(
         COUNT, "hidden × kv_heads × head_dim")
 
 
@@ -243,15 +239,15 @@ def naive_window_everywhere(model: Model, kv: Precision, tokens: int) -> Result:
 def naive_latent(model: Model, kv: Precision) -> Result:
     """The claim that MLA caches kv_lora_rank numbers per token, once."""
     value = model.kv_lora_rank * kv.bytes
-    return (_config(model, "kv_lora_rank") * term(kv.bytes, plain(kv.bytes))).result(
+    return (config_term(model, "kv_lora_rank") * term(kv.bytes, plain(kv.bytes))).result(
         KIB_HELD, "kv_lora_rank × bytes, once per token", shown=f"{grouped(value)} B = {KIB_HELD.show(value)}")
 
 
 def multi_head_twin(base: Model, budget: Result, per_user: Result) -> dict[str, Result]:
     """A multi-head twin of the base model carries wider key and value projections: what those extra
     weights take from the budget, in bf16, and the users left."""
-    expr = (_config(base, "num_hidden_layers") * term(2) * _config(base, "hidden_size")
-            * (_config(base, "num_attention_heads") - _config(base, "num_key_value_heads")) * _config(base, "head_dim")
+    expr = (config_term(base, "num_hidden_layers") * term(2) * config_term(base, "hidden_size")
+            * (config_term(base, "num_attention_heads") - config_term(base, "num_key_value_heads")) * config_term(base, "head_dim")
             * term(2, "2 B"))
     extra = expr.value
     weights = expr.result(GIB_HELD, "layers × 2 × hidden × (query heads − KV heads) × head_dim × 2 B",

@@ -5,7 +5,7 @@ from functools import lru_cache
 from dataclasses import dataclass, replace
 
 from ..specs.models import Model
-from ..core.arith import Expr, field, made_of, term, total as summed
+from ..core.arith import Expr, config_term, field, made_of, term, total as summed
 from ..core.units import COUNT, FRACTION, GIB_HELD, PERCENT, SHARE, Result, grouped
 
 
@@ -88,10 +88,6 @@ def _layer_fields(model: Model) -> tuple[str, ...]:
         names = ("hidden_size", "num_attention_heads", "num_key_value_heads", "head_dim", "intermediate_size")
     return names + (("num_local_experts",) if model.is_mixture_of_experts else ())
 
-
-def config_term(model: Model, name: str) -> Expr:
-    """A config.json field as an operand, grouped as the worked lines print it."""
-    return term(field(model, name), grouped(getattr(model, name)))
 
 
 def latent_attention_parameters(model: Model) -> int:

@@ -7,13 +7,13 @@ module puts them side by side for one model, at the length the stack's sequences
 from __future__ import annotations
 
 from . import operations
-from .anatomy import GROUPS, breakdown, config_term, count_parameters, mixture, rule_of_thumb, tying
+from .anatomy import GROUPS, breakdown, count_parameters, mixture, rule_of_thumb, tying
 from ..specs.models import Model
 from ..specs.precision import BF16, FP8, INT4
 from .weights import weight_bytes
 from .roofline import weights_read
 from ..specs.stack import Stack
-from ..core.arith import term
+from ..core.arith import config_term, term
 from ..core.units import COUNT, GFLOP, RATIO, RATIO_FINE, SHARE, Result, grouped
 
 

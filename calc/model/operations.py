@@ -15,8 +15,8 @@ from __future__ import annotations
 
 from functools import lru_cache
 
-from .anatomy import config_term, count_parameters
-from ..core.arith import term
+from .anatomy import count_parameters
+from ..core.arith import config_term, term
 from ..specs.models import Model
 from ..core.units import COUNT, GFLOP, TFLOP, TOKENS, Result, grouped
 
