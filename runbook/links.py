@@ -17,7 +17,7 @@ from markdown_it.token import Token
 
 from .catalogue import Catalogue, Entry
 from .errors import ContentError
-from .pages import Page
+from .pages import RESERVED, Page
 
 DOCUMENT = re.compile(r"(\d{2})(?:#(.*))?")
 FILE = re.compile(r"([\w-]+\.html)(?:#(.*))?")
@@ -93,13 +93,15 @@ def edition_href(href: str, number: str, catalogue: Catalogue) -> str:
 
 # A document is rendered once, for both places it lands: its own file and the edition. What differs
 # between them (ids, and links that point at them) is written as both alternatives, and `placed`
-# keeps one. The marks are private-use characters, which HTML escaping leaves alone.
-ALTERNATIVES = re.compile("\ue000([^\ue001]*)\ue001([^\ue002]*)\ue002")
+# keeps one. The marks are private-use characters, which HTML escaping leaves alone (and a page that
+# holds one is refused as it is read).
+FIRST, SECOND, END = RESERVED
+ALTERNATIVES = re.compile(f"{FIRST}([^{SECOND}]*){SECOND}([^{END}]*){END}")
 IN_PAGE, IN_EDITION = 1, 2
 
 
 def alternatives(in_page: str, in_edition: str) -> str:
-    return f"\ue000{in_page}\ue001{in_edition}\ue002"
+    return f"{FIRST}{in_page}{SECOND}{in_edition}{END}"
 
 
 def placed(html: str, where: int) -> str:

@@ -60,7 +60,7 @@ class Page:
                     yield token.meta[key], line
 
 
-RESERVED = "\ue000\ue001\ue002"  # runbook/links.py's alternatives: an id as its page and the edition read it
+RESERVED = "\ue000\ue001\ue002"  # the marks of runbook/links.py's alternatives: an id as its page and the edition read it
 
 
 def read_page(entry: Entry, content: Path) -> Page:
